@@ -1,0 +1,46 @@
+"""The `seqpairs` command: one subcommand per pipeline stage.
+
+Each stage module defines `register(subparsers)`, which adds its subcommand and sets
+`func` to a function taking the parsed arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+from .errors import UserError
+
+STAGES = ("simulate", "ingest", "binning", "distance", "filter", "cluster")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="seqpairs",
+        description="All-pairs alignment distances, identity filtering and clustering of sequences.",
+    )
+    parser.add_argument("--version", action="version", version=f"seqpairs {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    import importlib
+
+    for name in STAGES:
+        importlib.import_module(f"seqpairs.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except UserError as exc:
+        print(f"seqpairs: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("seqpairs: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

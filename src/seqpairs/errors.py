@@ -1,0 +1,10 @@
+"""The one exception type that means "the user's input or request is wrong"."""
+
+
+class UserError(Exception):
+    """A problem the user can fix (bad file, bad record, bad option).
+
+    The CLI prints it as a single line `seqpairs: error: <message>` and exits 2,
+    without a traceback. Messages name the file and record where there is one:
+    `FILE:RECORD: problem`.
+    """

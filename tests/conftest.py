@@ -1,0 +1,18 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))  # so tests can `import reference`
+
+# Real datasets live beside the checkout, never in the repo.
+SHARED_DATA = TESTS.parent.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data():
+    """Path of ../shared/data; the test is skipped with a reason when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real datasets not found at {SHARED_DATA} (../shared/data beside the checkout)")
+    return SHARED_DATA
