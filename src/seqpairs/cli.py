@@ -6,6 +6,8 @@ Each stage module defines `register(subparsers)`, which adds its subcommand and 
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
 import sys
 
 from . import __version__
@@ -20,9 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="All-pairs alignment distances, identity filtering and clustering of sequences.",
     )
     parser.add_argument("--version", action="version", version=f"seqpairs {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    import importlib
-
     for name in STAGES:
         importlib.import_module(f"seqpairs.{name}").register(sub)
     return parser
@@ -31,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s: %(message)s")
     try:
         args.func(args)
     except UserError as exc:

@@ -5,9 +5,11 @@ Pair orientation everywhere: pair (i, j) has i > j and sequence i is A (rows), a
 - SeqDist text: line 1 N; with ids, N id lines; then N(N-1)/2 lines "%.8e" in the order
   (1,0), (2,0), (2,1), (3,0), ... (pair index k = i*(i-1)/2 + j).
 - Edge list (.npz, numpy reads it alone, no pickle): arrays `i`, `j` (int64), `cost`
-  (float64), `length` (int32, SeqDist alignment length), `matches` (int32, identical
-  columns of that alignment), `distance` (float64, cost/length), `ids` (unicode), and
-  scalars `n` and `max_distance`. Only pairs with distance <= max_distance, sorted by (i, j).
+  (float64), `distance` (float64, cost/length) and the alignment's counts (int32, see
+  backends/cpu.py): `length` (SeqDist's), `matches`, `aligned`, `leading`; `ids`
+  (unicode); scalars `n`, `max_distance`, `candidate_identity` (NaN for none) and `iddef`.
+  It holds every pair with distance <= max_distance, and every pair whose identity bound
+  (identity.upper_bound for iddef) reaches candidate_identity; sorted by (i, j).
 - Condensed matrix (.npy): float64, SciPy's condensed order (scipy.spatial.distance.squareform
   reads it): entry for {x, y}, x < y, at n*x - x*(x+1)/2 + y - x - 1, value d(A=y, B=x).
 """
@@ -30,7 +32,11 @@ class Edges:
     cost: np.ndarray
     length: np.ndarray
     matches: np.ndarray
+    aligned: np.ndarray
+    leading: np.ndarray
     max_distance: float
+    candidate_identity: float = float("nan")
+    iddef: int = 2
 
     @property
     def distance(self) -> np.ndarray:
@@ -68,8 +74,12 @@ def write_edges(path, edges: Edges) -> None:
             cost=np.asarray(edges.cost, dtype=np.float64)[order],
             length=np.asarray(edges.length, dtype=np.int32)[order],
             matches=np.asarray(edges.matches, dtype=np.int32)[order],
+            aligned=np.asarray(edges.aligned, dtype=np.int32)[order],
+            leading=np.asarray(edges.leading, dtype=np.int32)[order],
             distance=(edges.cost / edges.length)[order],
             max_distance=np.float64(edges.max_distance),
+            candidate_identity=np.float64(edges.candidate_identity),
+            iddef=np.int64(edges.iddef),
         )
 
 
@@ -78,7 +88,9 @@ def read_edges(path) -> Edges:
         with np.load(path, allow_pickle=False) as z:
             return Edges(
                 n=int(z["n"]), ids=z["ids"], i=z["i"], j=z["j"], cost=z["cost"],
-                length=z["length"], matches=z["matches"], max_distance=float(z["max_distance"]),
+                length=z["length"], matches=z["matches"], aligned=z["aligned"],
+                leading=z["leading"], max_distance=float(z["max_distance"]),
+                candidate_identity=float(z["candidate_identity"]), iddef=int(z["iddef"]),
             )
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None

@@ -1,0 +1,148 @@
+"""All-pairs SeqDist distances: run the tiles through a backend, keep what was asked for.
+
+Outputs (distfiles.py): the sparse edge list, SeqDist's text format and the condensed
+matrix. Dense outputs need N(N-1)/2 doubles in memory; the edge list needs memory only
+for the pairs it keeps.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from . import binning
+from .distfiles import Edges, pair_index, write_condensed, write_edges, write_seqdist_text
+from .errors import UserError
+from .identity import IDDEFS, upper_bound
+from .scoring import SCHEMES
+from .sequences import SequenceSet, read_unique_fasta
+
+log = logging.getLogger("seqpairs.distance")
+
+
+def select_backend(name: str):
+    """The kernel module for --backend; `auto` is the GPU when CuPy sees one, else the CPU."""
+    if name in ("auto", "cpu"):
+        from .backends import cpu
+
+        return cpu
+    raise UserError(f"backend {name!r} is not available in this version (use cpu or auto)")
+
+
+class Progress:
+    """Tiles done, GCUPS and ETA, logged at most every `every` seconds."""
+
+    def __init__(self, total_tiles: int, total_cells: int, every: float = 10.0):
+        self.total_tiles, self.total_cells, self.every = total_tiles, total_cells, every
+        self.tiles = self.cells = 0
+        self.start = self.last = time.perf_counter()
+
+    def update(self, cells: int) -> None:
+        self.tiles += 1
+        self.cells += cells
+        now = time.perf_counter()
+        if now - self.last >= self.every or self.tiles == self.total_tiles:
+            self.last = now
+            rate = self.cells / max(now - self.start, 1e-9)
+            eta = (self.total_cells - self.cells) / rate if rate else float("inf")
+            log.info("tiles %d/%d, %.3g cells, %.3f GCUPS, ETA %.0f s", self.tiles,
+                     self.total_tiles, self.cells, rate / 1e9, eta)
+
+    @property
+    def gcups(self) -> float:
+        return self.cells / max(time.perf_counter() - self.start, 1e-9) / 1e9
+
+
+def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_distance=math.inf,
+            candidate_identity=None, iddef=2, dense=False):
+    """Distances of every pair in `tiles`. Returns (edges, dense distances or None)."""
+    kernels = select_backend(backend)
+    members = binning.bin_members(seqs.lengths, bins)
+    lengths = seqs.lengths
+    dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
+    kept = []
+    progress = Progress(len(tiles), int(tiles["cells"].sum()))
+    for tile in tiles.itertuples(index=False):
+        i, j = binning.tile_pairs(tile, members)
+        cost, length, matches, aligned, leading = kernels.align_pairs(
+            seqs.codes, seqs.offsets, i, j, threads=threads)
+        distance = cost / length
+        if dense_out is not None:
+            dense_out[pair_index(i, j)] = distance
+        keep = distance <= max_distance
+        if candidate_identity is not None:
+            bound = upper_bound(iddef, lengths[i], lengths[j], length, matches, aligned, leading)
+            keep |= bound >= candidate_identity
+        kept.append(tuple(a[keep] for a in (i, j, cost, length, matches, aligned, leading)))
+        progress.update(int(tile.cells))
+    cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
+    edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
+                  candidate_identity=math.nan if candidate_identity is None else candidate_identity,
+                  iddef=iddef)
+    log.info("%d pairs, %d kept, %.3f GCUPS", seqs.n * (seqs.n - 1) // 2, len(edges),
+             progress.gcups)
+    return edges, dense_out
+
+
+def load_tiles(args, seqs: SequenceSet):
+    """Bins and tiles from --bins/--tiles, or made here with the default binning."""
+    if bool(args.bins) != bool(args.tiles):
+        raise UserError("--bins and --tiles go together")
+    if args.tiles:
+        bins = binning.read_table(args.bins, binning.BIN_COLUMNS)
+        tiles = binning.read_table(args.tiles, binning.TILE_COLUMNS)
+        if int(bins["count"].sum()) != seqs.n or int(tiles["pairs"].sum()) != seqs.n * (seqs.n - 1) // 2:
+            raise UserError(f"{args.tiles}: tiles do not cover the pairs of {args.input} "
+                            "(rerun `seqpairs bin` on it)")
+        return bins, tiles
+    bins = binning.make_bins(seqs.lengths, 25)
+    return bins, binning.make_tiles(seqs.lengths, bins, 250_000)
+
+
+def run(args) -> None:
+    if args.output:
+        setattr(args, args.format, args.output)
+    if not (args.edges or args.seqdist or args.condensed):
+        raise UserError("nothing to write: give -o with --format, or --edges/--seqdist/--condensed")
+    if args.seqdist is None and args.ids:
+        raise UserError("--ids applies to the SeqDist text output")
+    seqs = read_unique_fasta(args.input)
+    if seqs.n < 2:
+        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
+    bins, tiles = load_tiles(args, seqs)
+    edges, dense = compute(
+        seqs, bins, tiles, backend=args.backend, threads=args.threads,
+        max_distance=args.max_distance, candidate_identity=args.candidate_identity,
+        iddef=args.iddef, dense=bool(args.seqdist or args.condensed))
+    if args.edges:
+        write_edges(args.edges, edges)
+    if args.seqdist:
+        write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
+    if args.condensed:
+        write_condensed(args.condensed, seqs.n, dense)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("distance", help="all-pairs global alignment distances (SeqDist)")
+    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
+    p.add_argument("--bins", help="bin manifest from `seqpairs bin` (with --tiles)")
+    p.add_argument("--tiles", help="tiles from `seqpairs bin`; default: made here")
+    p.add_argument("--scoring", choices=SCHEMES, default="seqdist", help="scoring scheme")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("-o", "--output", help="output file, in --format")
+    p.add_argument("--format", choices=("seqdist", "edges", "condensed"), default="edges",
+                   help="format of -o (default edges)")
+    p.add_argument("--edges", help="sparse edge list (.npz)")
+    p.add_argument("--seqdist", help="SeqDist text output")
+    p.add_argument("--ids", action="store_true", help="write ids in the SeqDist text output")
+    p.add_argument("--condensed", help="condensed matrix (.npy, SciPy order)")
+    p.add_argument("--max-distance", type=float, default=math.inf,
+                   help="edge list keeps pairs with distance <= this (default: all)")
+    p.add_argument("--candidate-identity", type=float, default=None,
+                   help="edge list also keeps pairs whose identity bound reaches this")
+    p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
+                   help="identity definition of --candidate-identity (vsearch's, default 2)")
+    p.set_defaults(func=run)

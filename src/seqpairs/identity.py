@@ -1,0 +1,64 @@
+"""Identity of an alignment by vsearch's --iddef definitions, and safe upper bounds on it
+from the distance stage's per-pair counts (no traceback needed).
+
+vsearch's definitions (iddef):
+  0  CD-HIT: matches / length of the shorter sequence
+  1  edit distance: matches / alignment columns
+  2  edit distance excluding terminal gaps: matches / (columns - terminal gap columns)
+  3  MBL: 1 - (mismatches + gap openings) / length of the longer sequence
+  4  BLAST: equal to 1 for global alignments
+
+The distance kernels give, for the alignment they chose, `length` (SeqDist's: every
+column except the free trailing end gaps), `matches`, `aligned` (columns from the first to
+the last aligned pair) and `leading` (end-gap columns before the first aligned pair).
+From these, iddef 0 and 2 are exact; 1, 3 and 4 get upper bounds, proved in the
+comments. A pair whose bound is below the threshold cannot reach it, so only the others
+need a traceback.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+IDDEFS = (0, 1, 2, 3, 4)
+
+
+def upper_bound(iddef: int, la, lb, length, matches, aligned, leading) -> np.ndarray:
+    """Upper bound (exact for iddef 0 and 2) on the identity of each pair's alignment."""
+    la, lb = np.asarray(la, dtype=np.float64), np.asarray(lb, dtype=np.float64)
+    length = np.asarray(length, dtype=np.float64)
+    m = np.asarray(matches, dtype=np.float64)
+    aligned = np.asarray(aligned, dtype=np.float64)
+    leading = np.asarray(leading, dtype=np.float64)
+    shorter, longer = np.minimum(la, lb), np.maximum(la, lb)
+    # Every residue is in an aligned pair or a gap column, so with s mismatches and gi
+    # internal gap columns (s + gi = aligned - m): columns = la + lb - m - s
+    # >= la + lb - aligned.
+    min_columns = np.maximum(length, la + lb - aligned)
+    if iddef == 0:
+        return m / shorter  # exact
+    if iddef in (1, 4):
+        return m / min_columns
+    if iddef == 2:
+        # columns without end gaps are exactly `aligned`; no aligned pair at all: 0
+        return np.where(aligned > 0, m / np.maximum(aligned, 1), 0.0)
+    if iddef == 3:
+        # mismatches + gap openings >= [s + gi > 0] + [leading gaps] + [trailing gaps];
+        # trailing gap columns = columns - aligned - leading >= min_columns - aligned - leading
+        events = (np.minimum(aligned - m, 1) + (leading > 0)
+                  + (min_columns - aligned - leading > 0))
+        return 1.0 - events / longer
+    raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")
+
+
+def identity(iddef: int, matches, mismatches, columns, terminal_gaps, openings, la, lb) -> float:
+    """Exact identity of a traced alignment (counts over its columns)."""
+    if iddef == 0:
+        return matches / min(la, lb)
+    if iddef in (1, 4):
+        return matches / columns
+    if iddef == 2:
+        inner = columns - terminal_gaps
+        return matches / inner if inner else 0.0
+    if iddef == 3:
+        return 1.0 - (mismatches + openings) / max(la, lb)
+    raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")

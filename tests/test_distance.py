@@ -1,0 +1,214 @@
+"""Exactness of the CPU SeqDist kernel and the distance stage's outputs."""
+import gzip
+
+import numpy as np
+import pytest
+from Bio import SeqIO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import squareform
+
+import reference
+from seqpairs import binning, distance
+from seqpairs.backends.cpu import align_pairs
+from seqpairs.distfiles import pair_from_index, pair_index, read_edges, read_seqdist_text
+from seqpairs.sequences import encode, read_unique_fasta
+
+# SEQDIST.md's public vectors, computed by SeqDist itself.
+VECTOR_SEQS = ["ACGTACGTACGT", "ACGTAGGTACGT", "AACGTACGTACGT", "ACGTACGACGT",
+               "ACGTACGTACGTAA", "TTTTGGGGCCCCAAAA", "GATTACA"]
+VECTOR_TEXT = """
+1.07104683e+00 3.07692308e-01 1.29635092e+00 1.25000000e+00 2.32104683e+00
+1.46153846e+00 0.00000000e+00 1.07104683e+00 3.07692308e-01 1.25000000e+00
+7.68426850e+00 6.75682150e+00 8.24701708e+00 7.19088509e+00 6.70960143e+00
+5.44007900e+00 7.10522286e+00 4.76461288e+00 5.44007900e+00 5.44007900e+00
+7.28683714e+00
+""".split()
+
+
+def kernel(pairs):
+    """Run the CPU kernel on a list of (A, B) strings."""
+    seqs = [s for pair in pairs for s in pair]
+    codes, offsets = encode(seqs)
+    idx = np.arange(len(pairs))
+    return align_pairs(codes, offsets, 2 * idx, 2 * idx + 1)
+
+
+def check_against_reference(pairs):
+    cost, length, matches, _, _ = kernel(pairs)
+    for k, (a, b) in enumerate(pairs):
+        ref_cost, ref_len, ref_matches, _ = reference.seqdist(a, b)
+        assert cost[k] == ref_cost, (a, b)  # bit-exact, no tolerance
+        assert length[k] == ref_len, (a, b)
+        assert matches[k] == ref_matches, (a, b)
+
+
+def write_fasta(path, seqs):
+    path.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+    return str(path)
+
+
+def test_seqdist_vectors_via_cli(tmp_path):
+    from seqpairs.cli import main
+
+    fasta = write_fasta(tmp_path / "v.fasta", VECTOR_SEQS)
+    out = tmp_path / "v.dist"
+    assert main(["distance", "-i", fasta, "-o", str(out), "--format", "seqdist",
+                 "--backend", "cpu"]) == 0
+    lines = out.read_text().split("\n")
+    assert lines[0] == "7"
+    assert lines[1:-1] == VECTOR_TEXT
+
+
+def test_seqdist_text_with_ids(tmp_path):
+    from seqpairs.cli import main
+
+    fasta = write_fasta(tmp_path / "v.fasta", VECTOR_SEQS)
+    out = tmp_path / "v.dist"
+    assert main(["distance", "-i", fasta, "--seqdist", str(out), "--ids"]) == 0
+    n, ids, d = read_seqdist_text(out)
+    assert n == 7 and ids == [f"s{k}" for k in range(7)]
+    assert [f"{x:.8e}" for x in d] == VECTOR_TEXT
+
+
+def random_seq(rng, n):
+    return "".join(rng.choice(list("ACGT"), n))
+
+
+def mutate(rng, s, rate):
+    out = []
+    for c in s:
+        r = rng.random()
+        if r < rate / 3:
+            continue  # deletion
+        if r < 2 * rate / 3:
+            out.append(c + c)  # homopolymer-style insertion
+        elif r < rate:
+            out.append(rng.choice(list("ACGT")))
+        else:
+            out.append(c)
+    return "".join(out) or s
+
+
+def test_random_pairs_match_reference():
+    rng = np.random.default_rng(7)
+    pairs = []
+    for _ in range(300):
+        a = random_seq(rng, int(rng.integers(1, 60)))
+        b = mutate(rng, a, 0.1) if rng.random() < 0.6 else random_seq(rng, int(rng.integers(1, 60)))
+        pairs.append((a, b))
+    check_against_reference(pairs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text("ACGT", min_size=1, max_size=40), st.text("ACGT", min_size=1, max_size=40))
+def test_property_kernel_equals_reference(a, b):
+    check_against_reference([(a, b), (b, a)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text("AT", min_size=1, max_size=30), st.text("AT", min_size=1, max_size=30))
+def test_property_homopolymer_rich(a, b):
+    # two letters only: long homopolymers exercise the 4.0 gap cost and move ties
+    check_against_reference([(a, b)])
+
+
+def c005_reads(shared_data, n):
+    with gzip.open(shared_data / "C005_454.fa.gz", "rt") as fh:
+        return [str(r.seq) for _, r in zip(range(n), SeqIO.parse(fh, "fasta"))]
+
+
+def test_c005_pairs_match_reference(shared_data):
+    seqs = c005_reads(shared_data, 2094)
+    rng = np.random.default_rng(3)
+    idx = rng.choice(len(seqs), size=(40, 2), replace=True)
+    check_against_reference([(seqs[i], seqs[j]) for i, j in idx if i != j])
+
+
+@pytest.mark.slow
+def test_c005_all_pairs_of_a_subset(shared_data, tmp_path):
+    """Every pair of 40 C005 reads through the CLI equals the reference, in SeqDist order."""
+    from seqpairs.cli import main
+
+    seqs = c005_reads(shared_data, 40)
+    fasta = write_fasta(tmp_path / "c.fasta", seqs)
+    out = tmp_path / "c.dist"
+    assert main(["distance", "-i", fasta, "--seqdist", str(out)]) == 0
+    _, _, d = read_seqdist_text(out)
+    expected = reference.all_pairs(seqs)
+    assert [f"{x:.8e}" for x in d] == [f"{x:.8e}" for x in expected]
+
+
+def test_tiles_cover_every_pair_once():
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(50, 400, size=137)
+    bins = binning.make_bins(lengths, 40)
+    assert bins["count"].sum() == 137
+    tiles = binning.make_tiles(lengths, bins, tile_pairs=200)
+    members = binning.bin_members(lengths, bins)
+    seen = np.concatenate([pair_index(*binning.tile_pairs(t, members))
+                           for t in tiles.itertuples(index=False)])
+    assert np.array_equal(np.sort(seen), np.arange(137 * 136 // 2))
+    # cost estimate is exact: the cells of the tile's pairs
+    t = tiles.iloc[len(tiles) // 2]
+    i, j = binning.tile_pairs(t, members)
+    assert t["cells"] == (lengths[i] * lengths[j]).sum()
+    for row in bins.itertuples():  # bins hold the lengths they claim
+        assert lengths[members[row.bin]].min() >= row.min
+        assert lengths[members[row.bin]].max() <= row.max
+
+
+def test_pair_index_roundtrip():
+    k = np.arange(200_000)
+    i, j = pair_from_index(k)
+    assert np.all(i > j) and np.all(j >= 0)
+    assert np.array_equal(pair_index(i, j), k)
+
+
+def test_outputs_agree(tmp_path):
+    """Edge list, SeqDist text and condensed matrix hold the same numbers."""
+    from seqpairs.cli import main
+
+    rng = np.random.default_rng(5)
+    base = random_seq(rng, 80)
+    seqs = [mutate(rng, base, 0.08) for _ in range(25)]
+    fasta = write_fasta(tmp_path / "m.fasta", seqs)
+    paths = {k: str(tmp_path / f"out.{k}") for k in ("npz", "txt", "npy")}
+    assert main(["distance", "-i", fasta, "--edges", paths["npz"], "--seqdist", paths["txt"],
+                 "--condensed", paths["npy"], "--max-distance", "3.0"]) == 0
+    n, _, text = read_seqdist_text(paths["txt"])
+    square = squareform(np.load(paths["npy"]))
+    edges = read_edges(paths["npz"])
+    assert n == 25 and edges.n == 25 and list(edges.ids) == [f"s{k}" for k in range(25)]
+    i, j = pair_from_index(np.arange(len(text)))
+    assert np.allclose(square[i, j], text, rtol=1e-8, atol=0)
+    keep = text <= 3.0
+    assert np.array_equal(edges.i, i[keep]) and np.array_equal(edges.j, j[keep])
+    assert np.array_equal(edges.distance, square[i, j][keep])  # both from the same doubles
+    assert 0 < len(edges) < len(text)
+
+
+def test_candidate_identity_keeps_bound_pairs(tmp_path):
+    rng = np.random.default_rng(9)
+    base = random_seq(rng, 100)
+    seqs = [mutate(rng, base, 0.05) for _ in range(20)] + [random_seq(rng, 100) for _ in range(5)]
+    seqset = read_unique_fasta(write_fasta(tmp_path / "s.fasta", seqs))
+    bins = binning.make_bins(seqset.lengths, 25)
+    tiles = binning.make_tiles(seqset.lengths, bins, 100)
+    edges, _ = distance.compute(seqset, bins, tiles, max_distance=-np.inf,
+                                candidate_identity=0.9, iddef=2)
+    # iddef 2 is exact from the counts: every kept pair has matches/aligned >= 0.9, others not
+    all_edges, _ = distance.compute(seqset, bins, tiles)
+    ident = all_edges.matches / all_edges.aligned
+    assert len(all_edges) == 25 * 24 // 2
+    assert set(zip(edges.i, edges.j)) == set(zip(all_edges.i[ident >= 0.9], all_edges.j[ident >= 0.9]))
+
+
+def test_bad_letter_is_one_line_error(tmp_path, capsys):
+    from seqpairs.cli import main
+
+    fasta = tmp_path / "bad.fasta"
+    fasta.write_text(">a\nACGT\n>b\nACNT\n")
+    assert main(["distance", "-i", str(fasta), "-o", str(tmp_path / "x.npz")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"seqpairs: error: {fasta}:b: letter 'N' is not A, C, G or T"]
