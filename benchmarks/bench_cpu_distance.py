@@ -14,6 +14,7 @@ import platform
 import time
 from pathlib import Path
 
+import numpy as np
 from Bio import SeqIO
 
 from seqpairs import binning, distance
@@ -25,8 +26,6 @@ def load(data: Path, reads: int) -> SequenceSet:
         recs = [r for _, r in zip(range(reads), SeqIO.parse(fh, "fasta"))]
     seqs = [str(r.seq) for r in recs]
     codes, offsets = encode(seqs)
-    import numpy as np
-
     return SequenceSet([r.id for r in recs], seqs, np.ones(len(seqs), dtype=np.int64), codes, offsets)
 
 
