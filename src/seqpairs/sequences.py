@@ -20,7 +20,7 @@ _CODE = np.full(256, 255, dtype=np.uint8)
 for _k, _c in enumerate(ALPHABET):
     _CODE[ord(_c)] = _k
 
-_SIZE = re.compile(r";size=(\d+);?")
+_SIZE = re.compile(r";size=(\d+)(?=;|$)")
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,11 @@ def encode(seqs: list[str], source: str = "<sequences>", ids: list[str] | None =
 
 
 def split_size(header_id: str) -> tuple[str, int]:
-    """'read7;size=12' -> ('read7', 12); no annotation -> (id, 1)."""
+    """'read7;size=12' -> ('read7', 12); 'r;size=3;tax=x' -> ('r;tax=x', 3); none -> (id, 1)."""
     m = _SIZE.search(header_id)
     if not m:
         return header_id, 1
-    return header_id[: m.start()] + header_id[m.end():], int(m.group(1))
+    return (header_id[: m.start()] + header_id[m.end():]).rstrip(";"), int(m.group(1))
 
 
 def read_unique_fasta(path: str) -> SequenceSet:

@@ -1,0 +1,356 @@
+"""Ingest: read samples (FASTA/FASTQ, plain or gzip), normalise, filter, dereplicate.
+
+Outputs (see `write_outputs`):
+
+- unique.fasta: `>ID;size=TOTAL` and the sequence on one line, by decreasing total
+  abundance, ties in order of first appearance. ID is the id of the first record
+  (file order, then record order) that had the sequence.
+- abundance.tsv: `id`, one column per sample, `total`; same rows and order.
+- report.tsv: one row per sample and a final `all` row that accounts for every record:
+  records == kept + dropped_ambiguous + dropped_too_short + dropped_too_long and
+  kept == unique + duplicate, where `unique` counts the sequences first seen in that
+  sample (their ID comes from it) and `duplicate` the kept records merged into an
+  earlier identical sequence. `abundance` and `abundance_kept` are the same counts
+  weighted by each record's `;size=N` (1 without one).
+"""
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from Bio.SeqIO.FastaIO import SimpleFastaParser
+from Bio.SeqIO.QualityIO import FastqGeneralIterator
+
+from .errors import UserError
+from .outputs import atomic_open
+from .sequences import split_size
+
+GZIP_MAGIC = b"\x1f\x8b"
+SEQUENCE_SUFFIXES = (".fastq", ".fq", ".fasta", ".fa", ".fna")
+# Names that would collide with the report's total row or abundance.tsv's columns.
+RESERVED_SAMPLES = ("all", "id", "total")
+_NON_ACGT = re.compile("[^ACGT]")
+
+
+@dataclass(frozen=True)
+class Policy:
+    ambiguous: str = "drop"  # "drop" or "error"
+    min_length: int = 1
+    max_length: int | None = None
+    truncate: int | None = None
+
+    def validate(self) -> None:
+        if self.ambiguous not in ("drop", "error"):
+            raise UserError(f"--ambiguous: {self.ambiguous!r} is not 'drop' or 'error'")
+        if self.min_length < 1:
+            raise UserError(f"--min-length: {self.min_length} is below 1")
+        if self.max_length is not None and self.max_length < self.min_length:
+            raise UserError(f"--max-length: {self.max_length} is below --min-length {self.min_length}")
+        if self.truncate is not None and self.truncate < 1:
+            raise UserError(f"--truncate: {self.truncate} is below 1")
+
+
+@dataclass
+class SampleReport:
+    sample: str
+    file: str
+    records: int = 0
+    kept: int = 0
+    unique: int = 0
+    duplicate: int = 0
+    dropped_ambiguous: int = 0
+    dropped_too_short: int = 0
+    dropped_too_long: int = 0
+    abundance: int = 0
+    abundance_kept: int = 0
+
+
+@dataclass
+class IngestResult:
+    samples: list[str]
+    seqs: list[str]  # unique sequences, in output order
+    abundance: pd.DataFrame  # index `id` (output order); one column per sample, then `total`
+    report: pd.DataFrame  # one row per sample, then `all`
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.abundance.index)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def sample_name(path: str) -> str:
+    """File name without .gz and one sequence-format extension: 'a/s1.fastq.gz' -> 's1'."""
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    for suffix in SEQUENCE_SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def parse_input(spec: str) -> tuple[str, str]:
+    """'NAME=FILE' -> (NAME, FILE); 'FILE' -> (sample_name(FILE), FILE)."""
+    name, sep, path = spec.partition("=")
+    if not sep:
+        return sample_name(spec), spec
+    if not name or not path:
+        raise UserError(f"-i {spec}: expected FILE or SAMPLE=FILE")
+    return name, path
+
+
+def _open_text(path: str):
+    try:
+        with open(path, "rb") as raw:
+            gzipped = raw.read(2) == GZIP_MAGIC
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    if gzipped:
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _decode_problem(exc: Exception) -> str:
+    if isinstance(exc, EOFError):
+        return f"gzip data truncated ({exc})"
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return f"corrupt gzip data ({exc})"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not a text file (bytes that are not UTF-8)"
+    return str(exc)
+
+
+_READ_ERRORS = (ValueError, EOFError, OSError, zlib.error)  # UnicodeDecodeError is a ValueError
+
+
+def sniff_format(path: str) -> str:
+    """'fasta' or 'fastq' from the first non-blank character; UserError otherwise."""
+    try:
+        with _open_text(path) as handle:
+            first = next((line.lstrip()[0] for line in handle if line.strip()), None)
+    except _READ_ERRORS as exc:
+        raise UserError(f"{path}: {_decode_problem(exc)}") from None
+    if first is None:
+        raise UserError(f"{path}: empty file (no records)")
+    if first not in ">@":
+        raise UserError(f"{path}: not FASTA or FASTQ (starts with {first!r}, not '>' or '@')")
+    return "fasta" if first == ">" else "fastq"
+
+
+def read_records(path: str):
+    """Yield (number, header, sequence) for each record; parse errors become UserError."""
+    fmt = sniff_format(path)
+    number = 0
+    try:
+        with _open_text(path) as handle:
+            if fmt == "fasta":
+                records = SimpleFastaParser(handle)
+            else:
+                records = ((title, seq) for title, seq, _ in FastqGeneralIterator(handle))
+            for number, (title, seq) in enumerate(records, start=1):
+                yield number, title, seq
+    except _READ_ERRORS as exc:
+        raise UserError(f"{path}:record {number + 1}: {_decode_problem(exc)}") from None
+
+
+def record_id(path: str, number: int, title: str) -> tuple[str, int]:
+    """(id, abundance) from a header: first word, `;size=N` removed and returned."""
+    name, size = split_size(title)
+    words = name.split(maxsplit=1)
+    if not words:
+        raise UserError(f"{path}:record {number}: empty record id")
+    if size < 1:
+        raise UserError(f"{path}:{words[0]}: abundance ;size={size} is below 1")
+    return words[0], size
+
+
+# ---------------------------------------------------------------- filtering
+
+
+def normalise(seq: str) -> str:
+    return seq.upper().replace("U", "T")
+
+
+def check(seq: str, policy: Policy, where: str) -> tuple[str, str | None]:
+    """Apply the policies to a normalised sequence: (sequence, None) or (_, drop reason)."""
+    bad = _NON_ACGT.search(seq)
+    if bad:
+        if policy.ambiguous == "error":
+            raise UserError(
+                f"{where}: letter {bad.group()!r} at position {bad.start() + 1} is not A, C, G or T"
+            )
+        return seq, "ambiguous"
+    if policy.truncate is not None:
+        # As AmpliconNoise's Truncate: longer reads are cut, shorter ones dropped.
+        if len(seq) < policy.truncate:
+            return seq, "too_short"
+        seq = seq[: policy.truncate]
+    if len(seq) < policy.min_length:
+        return seq, "too_short"
+    if policy.max_length is not None and len(seq) > policy.max_length:
+        return seq, "too_long"
+    return seq, None
+
+
+# ---------------------------------------------------------------- dereplication
+
+
+class _Uniques:
+    """Unique sequences in order of first appearance, with per-sample abundance."""
+
+    def __init__(self, n_samples: int):
+        self.n_samples = n_samples
+        self.index: dict[str, int] = {}  # sequence -> position
+        self.owner: dict[str, str] = {}  # id -> file that introduced it
+        self.ids: list[str] = []
+        self.seqs: list[str] = []
+        self.counts: list[list[int]] = []
+
+    def add(self, seq: str, rid: str, size: int, sample: int, path: str) -> bool:
+        """Count `size` reads of `seq` in `sample`; True when the sequence is new."""
+        k = self.index.get(seq)
+        if k is not None:
+            self.counts[k][sample] += size
+            return False
+        if rid in self.owner:
+            raise UserError(
+                f"{path}:{rid}: id already names a different sequence (from {self.owner[rid]}); "
+                "ids must be unique across inputs"
+            )
+        self.index[seq] = len(self.seqs)
+        self.owner[rid] = path
+        self.ids.append(rid)
+        self.seqs.append(seq)
+        self.counts.append([0] * self.n_samples)
+        self.counts[-1][sample] = size
+        return True
+
+
+def _ingest_sample(row: SampleReport, sample: int, uniques: _Uniques, policy: Policy) -> None:
+    for number, title, raw in read_records(row.file):
+        rid, size = record_id(row.file, number, title)
+        row.records += 1
+        row.abundance += size
+        seq, reason = check(normalise(raw), policy, f"{row.file}:{rid}")
+        if reason is not None:
+            setattr(row, f"dropped_{reason}", getattr(row, f"dropped_{reason}") + 1)
+            continue
+        row.kept += 1
+        row.abundance_kept += size
+        if uniques.add(seq, rid, size, sample, row.file):
+            row.unique += 1
+        else:
+            row.duplicate += 1
+
+
+def _total_row(rows: list[SampleReport]) -> SampleReport:
+    total = SampleReport(sample="all", file="")
+    for f in fields(SampleReport):
+        if f.name not in ("sample", "file"):
+            setattr(total, f.name, sum(getattr(r, f.name) for r in rows))
+    return total
+
+
+def ingest(
+    inputs: list[tuple[str, str]],
+    *,
+    ambiguous: str = "drop",
+    min_length: int = 1,
+    max_length: int | None = None,
+    truncate: int | None = None,
+) -> IngestResult:
+    """Read (sample, file) pairs in order and dereplicate all kept reads together."""
+    policy = Policy(ambiguous, min_length, max_length, truncate)
+    policy.validate()
+    if not inputs:
+        raise UserError("no input files")
+    names = [name for name, _ in inputs]
+    for name, path in inputs:
+        if name in RESERVED_SAMPLES:
+            raise UserError(f"{path}: sample name {name!r} is reserved; name it with -i NAME={path}")
+        if names.count(name) > 1:
+            raise UserError(f"{path}: sample name {name!r} is used by more than one input")
+
+    uniques = _Uniques(len(inputs))
+    rows = [SampleReport(sample=name, file=path) for name, path in inputs]
+    for k, row in enumerate(rows):
+        _ingest_sample(row, k, uniques, policy)
+    total = _total_row(rows)
+    if total.kept == 0:
+        raise UserError(
+            f"no sequences left: all {total.records} records were dropped (ambiguous "
+            f"{total.dropped_ambiguous}, too short {total.dropped_too_short}, "
+            f"too long {total.dropped_too_long})"
+        )
+
+    abundance = pd.DataFrame(uniques.counts, index=pd.Index(uniques.ids, name="id"), columns=names)
+    abundance["total"] = abundance.sum(axis=1)
+    # A stable sort keeps first-appearance order among equal totals.
+    order = np.argsort(-abundance["total"].to_numpy(), kind="stable")
+    report = pd.DataFrame([asdict(r) for r in [*rows, total]])
+    return IngestResult(
+        samples=names,
+        seqs=[uniques.seqs[k] for k in order],
+        abundance=abundance.iloc[order],
+        report=report,
+    )
+
+
+# ---------------------------------------------------------------- output
+
+
+def write_outputs(result: IngestResult, fasta: str, abundance: str, report: str) -> None:
+    with atomic_open(fasta) as out:
+        for rid, total, seq in zip(result.ids, result.abundance["total"], result.seqs):
+            out.write(f">{rid};size={total}\n{seq}\n")
+    with atomic_open(abundance) as out:
+        result.abundance.to_csv(out, sep="\t", lineterminator="\n")
+    with atomic_open(report) as out:
+        result.report.to_csv(out, sep="\t", index=False, lineterminator="\n")
+
+
+def run(args) -> None:
+    result = ingest(
+        [parse_input(spec) for spec in args.input],
+        ambiguous=args.ambiguous,
+        min_length=args.min_length,
+        max_length=args.max_length,
+        truncate=args.truncate,
+    )
+    write_outputs(result, args.output, args.abundance, args.report)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "ingest",
+        help="read, normalise, filter and dereplicate samples",
+        description="Read FASTA/FASTQ samples (plain or gzip), normalise (upper case, U->T), "
+        "filter and dereplicate them across samples.",
+    )
+    p.add_argument("-i", "--input", action="append", required=True, metavar="[SAMPLE=]FILE",
+                   help="a sample file; the sample name defaults to the file name without "
+                   ".gz/.fastq/.fq/.fasta/.fa/.fna (repeat for each sample)")
+    p.add_argument("-o", "--output", required=True, metavar="FASTA",
+                   help="unique sequences, >ID;size=N, by decreasing abundance")
+    p.add_argument("--abundance", required=True, metavar="TSV",
+                   help="abundance table: id, one column per sample, total")
+    p.add_argument("--report", required=True, metavar="TSV",
+                   help="per-sample accounting of every record")
+    p.add_argument("--ambiguous", choices=("drop", "error"), default="drop",
+                   help="reads with letters other than ACGT (after U->T): drop and count them, "
+                   "or stop with an error (default: drop)")
+    p.add_argument("--min-length", type=int, default=1, metavar="N",
+                   help="drop reads shorter than N (default: 1)")
+    p.add_argument("--max-length", type=int, default=None, metavar="N",
+                   help="drop reads longer than N (default: no limit)")
+    p.add_argument("--truncate", type=int, default=None, metavar="N",
+                   help="cut reads to N bases and drop shorter ones, as AmpliconNoise's "
+                   "Truncate (default: off)")
+    p.set_defaults(func=run)
