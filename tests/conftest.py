@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -6,8 +7,9 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))  # so tests can `import reference`
 
-# Real datasets live beside the checkout, never in the repo.
-SHARED_DATA = TESTS.parent.parent / "shared" / "data"
+# Real datasets live beside the checkout, never in the repo (SEQPAIRS_DATA overrides,
+# e.g. on a GPU machine where a copy travels in a git-ignored folder).
+SHARED_DATA = Path(os.environ.get("SEQPAIRS_DATA", TESTS.parent.parent / "shared" / "data"))
 
 
 @pytest.fixture

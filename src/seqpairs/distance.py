@@ -24,11 +24,26 @@ log = logging.getLogger("seqpairs.distance")
 
 def select_backend(name: str):
     """The kernel module for --backend; `auto` is the GPU when CuPy sees one, else the CPU."""
-    if name in ("auto", "cpu"):
-        from .backends import cpu
+    from .backends import cpu, gpu
 
+    if name == "cpu" or (name == "auto" and not gpu.available()):
         return cpu
-    raise UserError(f"backend {name!r} is not available in this version (use cpu or auto)")
+    if not gpu.available():
+        raise UserError("--backend gpu: no CUDA GPU visible to CuPy (is cupy installed?)")
+    return gpu
+
+
+def batches(tiles, pairs_per_batch: int):
+    """Consecutive tiles grouped into runs of at least pairs_per_batch pairs (the last may be short)."""
+    group, count = [], 0
+    for tile in tiles.itertuples(index=False):
+        group.append(tile)
+        count += tile.pairs
+        if count >= pairs_per_batch:
+            yield group
+            group, count = [], 0
+    if group:
+        yield group
 
 
 class Progress:
@@ -39,8 +54,8 @@ class Progress:
         self.tiles = self.cells = 0
         self.start = self.last = time.perf_counter()
 
-    def update(self, cells: int) -> None:
-        self.tiles += 1
+    def update(self, tiles: int, cells: int) -> None:
+        self.tiles += tiles
         self.cells += cells
         now = time.perf_counter()
         if now - self.last >= self.every or self.tiles == self.total_tiles:
@@ -59,15 +74,17 @@ def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_
             candidate_identity=None, iddef=2, dense=False):
     """Distances of every pair in `tiles`. Returns (edges, dense distances or None)."""
     kernels = select_backend(backend)
+    align = kernels.aligner(seqs.codes, seqs.offsets, threads=threads)
     members = binning.bin_members(seqs.lengths, bins)
     lengths = seqs.lengths
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
     kept = []
     progress = Progress(len(tiles), int(tiles["cells"].sum()))
-    for tile in tiles.itertuples(index=False):
-        i, j = binning.tile_pairs(tile, members)
-        cost, length, matches, aligned, leading = kernels.align_pairs(
-            seqs.codes, seqs.offsets, i, j, threads=threads)
+    for group in batches(tiles, kernels.PAIRS_PER_BATCH):
+        pairs = [binning.tile_pairs(tile, members) for tile in group]
+        i = np.concatenate([p[0] for p in pairs])
+        j = np.concatenate([p[1] for p in pairs])
+        cost, length, matches, aligned, leading = align(i, j)
         distance = cost / length
         if dense_out is not None:
             dense_out[pair_index(i, j)] = distance
@@ -76,13 +93,13 @@ def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_
             bound = upper_bound(iddef, lengths[i], lengths[j], length, matches, aligned, leading)
             keep |= bound >= candidate_identity
         kept.append(tuple(a[keep] for a in (i, j, cost, length, matches, aligned, leading)))
-        progress.update(int(tile.cells))
+        progress.update(len(group), sum(int(tile.cells) for tile in group))
     cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
     edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
                   candidate_identity=math.nan if candidate_identity is None else candidate_identity,
                   iddef=iddef)
-    log.info("%d pairs, %d kept, %.3f GCUPS", seqs.n * (seqs.n - 1) // 2, len(edges),
-             progress.gcups)
+    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", kernels.NAME,
+             int(tiles["pairs"].sum()), len(edges), progress.gcups)
     return edges, dense_out
 
 

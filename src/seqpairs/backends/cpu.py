@@ -13,6 +13,8 @@ pending, aligned from the low end) so that a move updates them with one or two a
 """
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -31,6 +33,8 @@ ALIGNED_ONE = np.int64(1) << (3 * FIELD)
 MAX_LENGTH = 16383
 
 DIAG, LEFT, UP = 0, 1, 2
+NAME = "cpu"
+PAIRS_PER_BATCH = 250_000  # tiles are grouped into launches of about this many pairs
 
 
 @njit(inline="always")
@@ -134,6 +138,11 @@ def unpack(packed: np.ndarray):
     pending = ((packed >> (2 * FIELD)) & FIELD_MASK).astype(np.int32)
     aligned = (packed >> (3 * FIELD)).astype(np.int32)
     return length, matches, aligned, length - aligned - pending
+
+
+def aligner(codes, offsets, threads: int | None = None):
+    """A function (pa, pb) -> align_pairs(codes, offsets, pa, pb, threads)."""
+    return functools.partial(align_pairs, codes, offsets, threads=threads)
 
 
 def align_pairs(codes, offsets, pa, pb, threads: int | None = None):

@@ -1,0 +1,112 @@
+"""Build, check and time the SeqDist distance kernels.
+
+    python benchmarks/bench_distance.py [--lengths 250 400 1500] [--cells 6e11] [--e2e 13]
+
+For each length: a family of sequences (a random root mutated at 10%, so alignments
+take realistic paths), the GPU kernel is checked bit for bit against the CPU backend on
+a sample of pairs, then timed on about --cells cells (best of --repeats). Prints GCUPS
+and alignments per second. With --e2e N, also times `seqpairs distance` end to end on
+2^N sequences of 400 bp with sparse output (--max-distance 0.3) and extrapolates to 2^18.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from seqpairs.backends import cpu, gpu
+from seqpairs.sequences import encode
+
+
+def family(rng, n: int, length: int, rate: float = 0.1) -> list[str]:
+    root = rng.integers(0, 4, length)
+    seqs = []
+    for _ in range(n):
+        s = root.copy()
+        hit = rng.random(length) < rate
+        s[hit] = rng.integers(0, 4, hit.sum())
+        drop = rng.random(length) < rate / 10  # a few deletions so lengths differ a little
+        seqs.append("".join("ACTG"[c] for c in s[~drop]))
+    return seqs
+
+
+def check(seqs, rng, pairs: int = 2000) -> None:
+    codes, offsets = encode(seqs)
+    pa, pb = rng.integers(0, len(seqs), (2, pairs))
+    want = cpu.align_pairs(codes, offsets, pa, pb)
+    got = gpu.aligner(codes, offsets)(pa, pb)
+    if not (np.array_equal(got[0].view(np.int64), want[0].view(np.int64))
+            and all(np.array_equal(g, w) for g, w in zip(got[1:], want[1:]))):
+        sys.exit("GPU results differ from the CPU backend")
+
+
+def time_kernel(seqs, rng, cells: float, repeats: int):
+    codes, offsets = encode(seqs)
+    lengths = np.diff(offsets)
+    mean_cells = lengths.mean() ** 2
+    n = int(cells / mean_cells)
+    pa, pb = rng.integers(0, len(seqs), (2, n))
+    work = float((lengths[pa] * lengths[pb]).sum())
+    align = gpu.aligner(codes, offsets)
+    align(pa[:1000], pb[:1000])  # warm-up
+    best = min(_timed(align, pa, pb) for _ in range(repeats))
+    return n, work, best
+
+
+def _timed(align, pa, pb) -> float:
+    start = time.perf_counter()
+    align(pa, pb)
+    return time.perf_counter() - start
+
+
+def end_to_end(log2n: int, rng) -> None:
+    n = 2**log2n
+    seqs = []
+    while len(seqs) < n:  # many families of 400 bp
+        seqs += family(rng, 256, 400, rate=0.03)
+    with tempfile.TemporaryDirectory() as tmp:
+        fasta = Path(tmp) / "in.fasta"
+        fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs[:n])))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(fasta),
+                        "--backend", "gpu", "--max-distance", "0.3",
+                        "--edges", str(Path(tmp) / "edges.npz")], check=True)
+        seconds = time.perf_counter() - start
+        kept = len(np.load(Path(tmp) / "edges.npz")["i"])
+    pairs = n * (n - 1) // 2
+    big = 2**18 * (2**18 - 1) // 2
+    print(f"\nend to end: 2^{log2n} x 400 bp, {pairs:.3e} pairs, {kept} kept, {seconds:.1f} s, "
+          f"{pairs / seconds:.3e} alignments/s; 2^18 x 400 bp extrapolated: "
+          f"{seconds * big / pairs / 3600:.2f} h")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[250, 400, 1500])
+    parser.add_argument("--cells", type=float, default=6e11, help="cells per timing")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
+    args = parser.parse_args()
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}")
+    print("length\tpairs\tseconds\tGCUPS\talignments_per_s")
+    rng = np.random.default_rng(2026)
+    for length in args.lengths:
+        seqs = family(rng, 512, length)
+        check(seqs, rng)
+        n, work, seconds = time_kernel(seqs, rng, args.cells, args.repeats)
+        print(f"{length}\t{n}\t{seconds:.3f}\t{work / seconds / 1e9:.1f}\t{n / seconds:.3e}")
+    if args.e2e:
+        end_to_end(args.e2e, rng)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""GPU SeqDist kernel against the CPU backend: FP64 equal to the last bit, counts equal.
+
+Marked `gpu`; skipped where CuPy sees no CUDA device.
+"""
+import gzip
+
+import numpy as np
+import pytest
+from Bio.SeqIO.FastaIO import SimpleFastaParser
+from Bio.SeqIO.QualityIO import FastqGeneralIterator
+
+from seqpairs.backends import cpu, gpu
+from seqpairs.sequences import encode
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu.available(), reason="no CUDA GPU visible to CuPy"),
+]
+
+
+def compare(seqs, pa, pb, max_batch=None):
+    codes, offsets = encode(seqs)
+    want = cpu.align_pairs(codes, offsets, pa, pb)
+    got = gpu.aligner(codes, offsets, max_batch=max_batch)(pa, pb)
+    assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), "cost bits differ"
+    for name, g, w in zip(("length", "matches", "aligned", "leading"), got[1:], want[1:]):
+        assert np.array_equal(g, w), f"{name} differs"
+
+
+def random_pairs(rng, n_seqs, n_pairs):
+    pa = rng.integers(0, n_seqs, n_pairs)
+    pb = rng.integers(0, n_seqs, n_pairs)
+    return pa, pb
+
+
+def test_mixed_lengths_1_to_3000():
+    rng = np.random.default_rng(11)
+    lengths = np.concatenate([np.arange(1, 40), rng.integers(40, 3001, 120)])
+    base = "".join(rng.choice(list("ACGT"), 3000))
+    seqs = []
+    for n in lengths:  # half related to one another, half random
+        s = base[:n] if rng.random() < 0.5 else "".join(rng.choice(list("ACGT"), n))
+        seqs.append(s)
+    pa, pb = random_pairs(rng, len(seqs), 4000)
+    compare(seqs, pa, pb)
+
+
+def test_several_launches_and_homopolymers():
+    rng = np.random.default_rng(12)
+    seqs = ["".join(rng.choice(list("AT"), int(n))) for n in rng.integers(1, 300, 200)]
+    pa, pb = random_pairs(rng, len(seqs), 3000)
+    compare(seqs, pa, pb, max_batch=256)  # forces 12 launches
+
+
+def read_acgt(path, limit):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as fh:
+        first = fh.read(1)
+        fh.seek(0)
+        records = SimpleFastaParser(fh) if first == ">" else (
+            (t, s) for t, s, _ in FastqGeneralIterator(fh))
+        seqs = [s.upper() for _, s in records]
+    return [s for s in seqs if set(s) <= set("ACGT")][:limit]
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "sam1F.fastq.gz", "samPB.fastq.gz",
+                                  "ten_16s.100.fa.gz"])
+def test_real_datasets(shared_data, name):
+    seqs = read_acgt(shared_data / name, 400)
+    rng = np.random.default_rng(13)
+    pa, pb = random_pairs(rng, len(seqs), 1500)
+    compare(seqs, pa, pb)
+
+
+def test_distance_stage_gpu_equals_cpu(shared_data):
+    from seqpairs import binning, distance
+    from seqpairs.sequences import SequenceSet
+
+    seqs = read_acgt(shared_data / "C005_454.fa.gz", 300)
+    codes, offsets = encode(seqs)
+    seqset = SequenceSet([str(k) for k in range(len(seqs))], seqs, np.ones(len(seqs)), codes, offsets)
+    bins = binning.make_bins(seqset.lengths, 10)
+    tiles = binning.make_tiles(seqset.lengths, bins, 5000)
+    g, gd = distance.compute(seqset, bins, tiles, backend="gpu", max_distance=0.5, dense=True)
+    c, cd = distance.compute(seqset, bins, tiles, backend="cpu", max_distance=0.5, dense=True)
+    assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
+    assert np.array_equal(g.i, c.i) and np.array_equal(g.j, c.j)
+    assert np.array_equal(g.cost.view(np.int64), c.cost.view(np.int64))
