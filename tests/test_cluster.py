@@ -1,0 +1,374 @@
+"""The cluster stage: FCluster-exact hierarchical clustering, greedy clustering, tables."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.cluster.hierarchy import fcluster, linkage
+
+from seqpairs import cluster
+from seqpairs.cli import main
+from seqpairs.distfiles import (
+    Edges,
+    pair_from_index,
+    read_seqdist_text,
+    seqdist_to_condensed,
+    write_edges,
+    write_seqdist_text,
+)
+
+
+def text(path):
+    return Path(path).read_text()
+
+
+def npairs(n):
+    return n * (n - 1) // 2
+
+
+def write_dense(path, d, ids=None):
+    write_seqdist_text(path, np.asarray(d, dtype=np.float64), ids)
+    return str(path)
+
+
+def write_sparse(path, n, i, j, d, max_distance, ids=None):
+    ids = [f"s{k}" for k in range(n)] if ids is None else ids
+    m = len(i)
+    zeros = np.zeros(m, np.int32)
+    write_edges(path, Edges(n=n, ids=np.asarray(ids), i=np.asarray(i), j=np.asarray(j),
+                            cost=np.asarray(d, np.float64), length=np.ones(m, np.int32),
+                            matches=zeros, aligned=zeros, leading=zeros, max_distance=max_distance))
+    return str(path)
+
+
+def read_list(path):
+    """.list lines -> [(threshold, count, partition as a set of frozensets)]."""
+    out = []
+    for line in text(path).splitlines():
+        fields = line.split(" ")
+        assert fields[-1] == ""  # FCluster ends every cluster, the last one too, with a space
+        clusters = [frozenset(c.split(",")) for c in fields[2:-1]]
+        assert len(clusters) == int(fields[1])
+        out.append((float(fields[0]), int(fields[1]), set(clusters)))
+    return out
+
+
+def scipy_partitions(condensed, method, threshold, names):
+    labels = fcluster(linkage(condensed, method), threshold, criterion="distance")
+    groups = {}
+    for name, label in zip(names, labels):
+        groups.setdefault(label, set()).add(name)
+    return {frozenset(g) for g in groups.values()}
+
+
+def fcluster_reference(d, weight, average):
+    """FCluster as SEQDIST.md states it, plainly: full scans, explicit slot moves.
+
+    d: float32 distances in SeqDist order. Returns (left, right, height) like the kernel.
+    """
+    n0 = len(weight)
+    full = np.zeros((n0, n0), np.float32)
+    i, j = pair_from_index(np.arange(npairs(n0)))
+    full[i, j] = d
+    node, w = list(range(n0)), [np.float32(x) for x in weight]
+    merges = []
+    for step in range(n0 - 1):
+        n = n0 - step
+        best = None
+        for r in range(1, n):
+            for c in range(r):
+                if best is None or full[r, c] < best[0]:
+                    best = (full[r, c], r, c)
+        v, hi, lo = best
+        merges.append((node[hi], node[lo], v))
+        for k in range(n):
+            if k in (hi, lo):
+                continue
+            a, b = full[max(hi, k), min(hi, k)], full[max(lo, k), min(lo, k)]
+            new = (a * w[hi] + b * w[lo]) / (w[hi] + w[lo]) if average else max(a, b)
+            full[max(lo, k), min(lo, k)] = new
+        last = n - 1
+        for k in range(last):
+            if k != hi:
+                full[max(hi, k), min(hi, k)] = full[last, k]
+        node[lo], node[hi] = n0 + step, node[last]
+        w[lo], w[hi] = w[hi] + w[lo], w[last]
+    left, right, height = zip(*merges) if merges else ((), (), ())
+    return list(left), list(right), [float(h) for h in height]
+
+
+# ---------------------------------------------------------------- FCluster exactness
+
+
+def test_tie_rule_follows_slots_hand_example(tmp_path):
+    # (1,0)=0.5 merges first; sequence 4 then moves into slot 1, so the tie at 1.0
+    # between {2,4} (slots 2,1) and {2,3} (slots 3,2) goes to {2,4}: input order would
+    # have picked {2,3}.
+    d = {(1, 0): 0.5, (3, 2): 1.0, (4, 2): 1.0}
+    dist = [d.get(tuple(int(x) for x in pair_from_index(k)), 5.0) for k in range(npairs(5))]
+    ids = [f"s{k}" for k in range(5)]
+    path = write_dense(tmp_path / "d.dist", dist, ids)
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", path, "--resolution", "0.5", "--cutoff", "3", "-o", prefix]) == 0
+    singles = "s0 s1 s2 s3 s4 \n"
+    expected = [f"0.000000 5 {singles}", f"0.500000 5 {singles}", "1.000000 4 s0,s1 s2 s3 s4 \n"]
+    expected += [f"{k * 0.5:f} 3 s0,s1 s2,s4 s3 \n" for k in range(3, 10)]
+    assert text(prefix + ".list") == "".join(expected)
+    otu = ["0.000000 5 1 1 1 1 1 \n", "0.500000 5 1 1 1 1 1 \n", "1.000000 4 2 1 1 1 \n"]
+    otu += [f"{k * 0.5:f} 3 2 2 1 \n" for k in range(3, 10)]
+    assert text(prefix + ".otu") == "".join(otu)
+    assert text(prefix + ".tree") == (
+        "(s3:5.000,((s2:1.000,s4:1.000):4.000,(s1:0.500,s0:0.500):4.500):0.000);\n")
+    membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
+    assert membership.to_dict("list") == {
+        "id": ids, "cluster": [1, 1, 2, 3, 2], "centroid": ["s0", "s0", "s2", "s3", "s2"]}
+
+
+def test_list_member_order_and_index_names(tmp_path):
+    # {0,3} and {1,2} merge at 0.75: the cluster at the lower index comes first, as a block.
+    d = {(3, 0): 0.25, (2, 1): 0.5, (1, 0): 0.75, (2, 0): 0.75, (3, 1): 0.75, (3, 2): 0.75}
+    dist = [d.get(tuple(int(x) for x in pair_from_index(k)), 1.5) for k in range(npairs(5))]
+    path = write_dense(tmp_path / "d.dist", dist)  # no ids: names are 0-based indices
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", path, "--resolution", "0.25", "-o", prefix]) == 0
+    lines = text(prefix + ".list").splitlines(keepends=True)
+    assert len(lines) == 6  # floor(1.5 / 0.25): the last merge never shows
+    assert lines[2] == "0.500000 4 0,3 1 2 4 \n"
+    assert lines[3] == "0.750000 3 0,3 1,2 4 \n"
+    assert lines[4] == "1.000000 2 0,3,1,2 4 \n"
+    assert text(prefix + ".otu").splitlines()[4] == "1.000000 2 4 1 "
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["complete", "average", "weighted"])
+def test_kernel_matches_plain_reference_with_ties(seed, mode):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 24))
+    d = rng.integers(1, 5, npairs(n)).astype(np.float32) / 4  # many exact ties
+    weight = rng.integers(1, 9, n).astype(np.float32) if mode == "weighted" else np.ones(n, np.float32)
+    left, right, height = cluster._fcluster_dense(d.copy(), weight, mode != "complete")
+    ref = fcluster_reference(d, weight, mode != "complete")
+    assert (left.tolist(), right.tolist(), height.astype(float).tolist()) == ref
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("method", ["complete", "average"])
+def test_list_matches_scipy(tmp_path, seed, method):
+    rng = np.random.default_rng(seed)
+    n = 40
+    ids = [f"r{k}" for k in range(n)]
+    path = write_dense(tmp_path / "d.dist", rng.uniform(0.0, 0.6, npairs(n)), ids)
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", path, "--linkage", method, "-o", prefix]) == 0
+    _, _, d = read_seqdist_text(path)
+    condensed = seqdist_to_condensed(n, d.astype(np.float32).astype(np.float64))
+    heights = linkage(condensed, method)[:, 2]
+    lines = read_list(prefix + ".list")
+    assert len(lines) == math.floor(heights.max() / 0.01 + 1e-7)
+    compared = 0
+    for threshold, _, partition in lines:
+        if np.min(np.abs(heights - threshold)) > 1e-5:  # away from merge heights
+            assert partition == scipy_partitions(condensed, method, threshold, ids), threshold
+            compared += 1
+    assert compared > len(lines) // 2
+
+
+def test_large_dense_complete_matches_scipy_heights():
+    rng = np.random.default_rng(7)
+    n = 1500
+    d = rng.random(npairs(n)).astype(np.float32)
+    _, _, height = cluster._fcluster_dense(d.copy(), np.ones(n, np.float32), False)
+    scipy_heights = linkage(seqdist_to_condensed(n, d.astype(np.float64)), "complete")[:, 2]
+    assert np.array_equal(np.sort(height.astype(np.float64)), np.sort(scipy_heights))
+
+
+# ---------------------------------------------------------------- edge lists
+
+
+def tied_distances(rng, n):
+    return rng.integers(1, 30, npairs(n)) / 100.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_edge_list_gives_dense_list_up_to_max_distance(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n, max_distance = 60, 0.12
+    d = tied_distances(rng, n)
+    dense = write_dense(tmp_path / "d.dist", d, [f"s{k}" for k in range(n)])
+    # also some pairs beyond max_distance, as the distance stage keeps identity candidates
+    keep = (d <= max_distance) | (rng.random(d.size) < 0.1)
+    i, j = pair_from_index(np.flatnonzero(keep))
+    sparse = write_sparse(tmp_path / "e.npz", n, i, j, d[keep], max_distance)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    assert main(["cluster", "-i", dense, "--cutoff", "0.1", "-o", a]) == 0
+    assert main(["cluster", "-i", sparse, "--cutoff", "0.1", "-o", b]) == 0
+    sparse_lines = text(b + ".list").splitlines()
+    assert len(sparse_lines) == 13  # thresholds 0.00 .. 0.12
+    dense_lines = text(a + ".list").splitlines()
+    assert sparse_lines == dense_lines[:len(sparse_lines)]
+    assert text(a + ".membership.tsv") == text(b + ".membership.tsv")
+
+
+def test_complete_edge_list_is_a_full_matrix(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 30
+    d = tied_distances(rng, n)
+    dense = write_dense(tmp_path / "d.dist", d, [f"s{k}" for k in range(n)])
+    i, j = pair_from_index(np.arange(d.size))
+    full = write_sparse(tmp_path / "e.npz", n, i, j, d, max_distance=0.1)
+    for linkage_ in ("complete", "average"):
+        a, b = str(tmp_path / f"a{linkage_}"), str(tmp_path / f"b{linkage_}")
+        assert main(["cluster", "-i", dense, "--linkage", linkage_, "--cutoff", "0.2", "-o", a]) == 0
+        assert main(["cluster", "-i", full, "--linkage", linkage_, "--cutoff", "0.2", "-o", b]) == 0
+        for suffix in (".list", ".otu", ".tree", ".membership.tsv"):
+            assert text(a + suffix) == text(b + suffix)
+
+
+def test_edge_distances_read_as_seqdist_text_would_give_them():
+    rng = np.random.default_rng(0)
+    f = rng.random(20000).astype(np.float32)
+    # float32 rounding midpoints and values a print-rounding away from them
+    mid = (f.astype(np.float64) + np.nextafter(f, np.float32(2)).astype(np.float64)) / 2
+    x = np.concatenate([mid, mid * (1 + 3e-9), mid * (1 - 3e-9), rng.random(20000) * 10, [0.0, 1.0, 10.0]])
+    printed = np.array([float(f"{v:.8e}") for v in x]).astype(np.float32)
+    assert np.array_equal(cluster.as_fcluster_float(x), printed)
+
+
+# ---------------------------------------------------------------- greedy and tables
+
+
+def write_fasta(path, records):
+    path.write_text("".join(f">{name};size={size}\n{seq}\n" for name, size, seq in records))
+    return str(path)
+
+
+def write_pairs(path, rows):
+    pairs = pd.DataFrame(rows, columns=["query", "target", "id"])  # id in percent
+    pairs.insert(2, "cigar", "250M")  # other columns are allowed
+    pairs.to_csv(path, sep="\t", index=False)
+    return str(path)
+
+
+GREEDY_FASTA = [("e", 1, "ACGTA"), ("a", 10, "ACGTC"), ("c", 5, "ACGTG"), ("b", 8, "ACGTT"),
+                ("d", 5, "ACGAA")]
+GREEDY_PAIRS = [
+    ("b", "a", 98.0),   # b joins a
+    ("a", "c", 96.0),   # below 97: c cannot join a
+    ("c", "b", 97.5),   # b is no centroid: c becomes one
+    ("d", "a", 97.0),   # d reaches a and c: c has the higher identity
+    ("c", "d", 99.0),
+    ("e", "a", 98.0),   # e ties between a and c: the earlier centroid, a
+    ("e", "c", 98.0),
+]
+
+
+def test_greedy_hand_example(tmp_path):
+    fasta = write_fasta(tmp_path / "u.fasta", GREEDY_FASTA)
+    pairs = write_pairs(tmp_path / "kept.tsv", GREEDY_PAIRS)
+    prefix = str(tmp_path / "g")
+    assert main(["cluster", "--linkage", "greedy", "--pairs", pairs, "--identity", "0.97",
+                "--fasta", fasta, "-o", prefix]) == 0
+    membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
+    assert membership.to_dict("list") == {
+        "id": ["e", "a", "c", "b", "d"], "cluster": [1, 1, 2, 1, 2],
+        "centroid": ["a", "a", "c", "a", "c"]}
+    assert text(prefix + ".centroids.fasta") == ">a;size=19\nACGTC\n>c;size=10\nACGTG\n"
+
+
+def test_otu_table_sums_equal_abundances(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 50
+    ids = [f"u{k}" for k in range(n)]
+    counts = pd.DataFrame(rng.integers(0, 20, (n, 3)), columns=["soil", "lake", "gut"],
+                          index=pd.Index(ids, name="id"))
+    counts["total"] = counts.sum(axis=1)
+    counts.to_csv(tmp_path / "abundance.tsv", sep="\t")
+    seqs = ["".join(rng.choice(list("ACGT"), 12)) for _ in range(n)]
+    fasta = write_fasta(tmp_path / "u.fasta", zip(ids, counts["total"], seqs))
+    dist = write_dense(tmp_path / "d.dist", rng.uniform(0, 0.1, npairs(n)), ids)
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", dist, "--fasta", fasta, "--abundance", str(tmp_path / "abundance.tsv"),
+                "--cutoff", "0.05", "-o", prefix]) == 0
+    membership = pd.read_csv(prefix + ".membership.tsv", sep="\t", index_col="id")
+    table = pd.read_csv(prefix + ".otu_table.tsv", sep="\t", index_col="cluster")
+    assert list(table.columns) == ["centroid", "soil", "lake", "gut", "total"]
+    assert 1 < len(table) < n
+    assert table.drop(columns="centroid").sum().to_dict() == counts.sum().to_dict()
+    by_cluster = counts.groupby(membership.loc[counts.index, "cluster"]).sum()
+    assert (table.drop(columns="centroid") == by_cluster).all().all()
+    totals = counts["total"]
+    for number, row in table.iterrows():
+        members = membership.index[membership["cluster"] == number]
+        assert totals[row["centroid"]] == totals[members].max()  # most abundant member
+    centroid_totals = totals[table["centroid"]].to_numpy()
+    assert (np.diff(centroid_totals) <= 0).all()  # numbered by decreasing centroid abundance
+    centroid_sizes = [int(h.split("=")[1]) for h in text(prefix + ".centroids.fasta").split()[::2]]
+    assert centroid_sizes == list(table["total"])
+
+
+def test_weighted_average_uses_abundance(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 20
+    ids = [f"u{k}" for k in range(n)]
+    sizes = rng.integers(1, 50, n)
+    fasta = write_fasta(tmp_path / "u.fasta", zip(ids, sizes, ["ACGT"] * n))
+    d = rng.integers(1, 9, npairs(n)) / 8
+    dist = write_dense(tmp_path / "d.dist", d, ids)
+    prefix = str(tmp_path / "w")
+    assert main(["cluster", "-i", dist, "--linkage", "average", "--weighted", "--fasta", fasta,
+                "--resolution", "0.125", "-o", prefix]) == 0
+    left, right, height = fcluster_reference(d.astype(np.float32), sizes.astype(np.float32), True)
+    tree = cluster.Tree(n, np.array(left), np.array(right), np.array(height), dense=True)
+    assert text(prefix + ".tree") == cluster.newick(tree, ids)
+
+
+# ---------------------------------------------------------------- errors
+
+
+def one_error_line(capsys):
+    err = capsys.readouterr().err
+    assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_errors(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 6
+    ids = [f"s{k}" for k in range(n)]
+    d = rng.uniform(0, 0.2, npairs(n))
+    dense = write_dense(tmp_path / "d.dist", d, ids)
+    keep = d <= 0.1
+    i, j = pair_from_index(np.flatnonzero(keep))
+    sparse = write_sparse(tmp_path / "e.npz", n, i, j, d[keep], 0.1)
+    out = str(tmp_path / "o")
+
+    assert main(["cluster", "-i", str(tmp_path / "missing.dist"), "-o", out]) == 2
+    assert "missing.dist: no such file" in one_error_line(capsys)
+    assert main(["cluster", "-i", sparse, "--linkage", "average", "-o", out]) == 2
+    assert "average linkage needs every pair" in one_error_line(capsys)
+    assert main(["cluster", "-i", sparse, "--cutoff", "0.2", "-o", out]) == 2
+    assert "above the edge list's max_distance" in one_error_line(capsys)
+    assert main(["cluster", "--linkage", "greedy", "-o", out]) == 2
+    assert "needs --pairs" in one_error_line(capsys)
+    assert main(["cluster", "-i", dense, "--weighted", "-o", out]) == 2
+    one_error_line(capsys)
+
+    fasta = write_fasta(tmp_path / "u.fasta", [(name, 1, "ACGT") for name in ids[:-1] + ["zz"]])
+    assert main(["cluster", "-i", dense, "--fasta", fasta, "-o", out]) == 2
+    assert "'s5'" in one_error_line(capsys)
+
+    good = write_fasta(tmp_path / "g.fasta", [(name, 1, "ACGT") for name in ids])
+    pairs = write_pairs(tmp_path / "p.tsv", [("s0", "s1", 99.0), ("s2", "nope", 99.0)])
+    assert main(["cluster", "--linkage", "greedy", "--pairs", pairs, "--fasta", good, "-o", out]) == 2
+    assert f"{pairs}:3: target 'nope'" in one_error_line(capsys)
+    fractions = write_pairs(tmp_path / "f.tsv", [("s0", "s1", 0.99)])
+    assert main(["cluster", "--linkage", "greedy", "--pairs", fractions, "--fasta", good, "-o", out]) == 2
+    assert "in percent" in one_error_line(capsys)
+
+    bad = tmp_path / "abundance.tsv"
+    bad.write_text("id\tx\ttotal\n" + "".join(f"{name}\t1\t1\n" for name in ids[:3])
+                   + f"{ids[3]}\t1\t2\n" + "".join(f"{name}\t1\t1\n" for name in ids[4:]))
+    assert main(["cluster", "-i", dense, "--abundance", str(bad), "-o", out]) == 2
+    assert f"{bad}:5: total is not the sum" in one_error_line(capsys)
+    assert not list(tmp_path.glob("o.*"))  # nothing written by a failed run
