@@ -46,15 +46,15 @@ def check(seqs, rng, pairs: int = 2000) -> None:
         sys.exit("GPU results differ from the CPU backend")
 
 
-def time_kernel(seqs, rng, cells: float, repeats: int):
+def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP):
     codes, offsets = encode(seqs)
     lengths = np.diff(offsets)
     mean_cells = lengths.mean() ** 2
     n = int(cells / mean_cells)
     pa, pb = rng.integers(0, len(seqs), (2, n))
     work = float((lengths[pa] * lengths[pb]).sum())
-    align = gpu.aligner(codes, offsets)
-    align(pa[:1000], pb[:1000])  # warm-up
+    align = gpu.aligner(codes, offsets, strip=strip)
+    align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
 
@@ -92,6 +92,8 @@ def main() -> None:
     parser.add_argument("--cells", type=float, default=6e11, help="cells per timing")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
+    parser.add_argument("--sweep", type=int, nargs="*", default=[],
+                        help="strip widths to compare at 400 bp before the table")
     args = parser.parse_args()
     import cupy
 
@@ -99,6 +101,11 @@ def main() -> None:
     print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}")
     print("length\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
+    if args.sweep:
+        seqs = family(rng, 512, 400)
+        for strip in args.sweep:
+            n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip)
+            print(f"strip {strip}: 400 bp, {work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)

@@ -1,51 +1,174 @@
 // SeqDist alignment (AmpliconNoise, ../shared/SEQDIST.md), one thread per pair.
 //
 // Computes exactly what src/seqpairs/backends/cpu.py computes: per pair the cost H(la, lb)
-// (IEEE double, same additions in the same order) and the packed counts of the chosen path
-// (16 bits each from the low end: SeqDist length, matches, pending gaps, aligned columns).
+// (IEEE double, the same additions in the same order) and the counts of the chosen path,
+// packed 16 bits each from the low end: SeqDist length, matches, the length at the first
+// aligned pair (0xFFFF while there is none) and the length at the last one. Here they live
+// in two 32-bit words, (length, matches) and (first, last), which make the same 64-bit value.
 //
-// Layout: B's columns are processed in vertical strips of STRIP columns whose row values
-// stay in registers while the thread walks down all rows of A; only the strip's last
-// column (cost, counts, move) goes to a global boundary buffer, laid out [row][pair] so
-// that a warp's accesses are coalesced. Register arrays are indexed only by unrolled
-// loop counters so they stay in registers.
+// Layout: B's columns are processed in vertical strips of STRIP columns whose values stay
+// in registers while the thread walks down all rows of A; only the strip's last column
+// (cost, counts, move) goes to a global boundary buffer, laid out [row][pair] so that a
+// warp's accesses are coalesced. Register arrays are indexed only by unrolled loop
+// counters, so they stay in registers.
 #ifndef STRIP
 #define STRIP 8
 #endif
 
+typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define DIAG 0
 #define LEFT 1
 #define UP 2
-
-#define FIELD 16
-#define LEN_ONE 1ULL
-#define MATCH_ONE (1ULL << FIELD)
-#define PENDING_ONE (1ULL << (2 * FIELD))
-#define ALIGNED_ONE (1ULL << (3 * FIELD))
+#define NO_ALIGNED_PAIR 0x0000FFFFu  // (first, last) before the path's first aligned pair
 
 #define GAP 15.0
 #define HOMOPOLYMER_GAP 4.0
 
-// Counts after a gap move: length += inc; pending += inc once an aligned pair was seen.
-__device__ __forceinline__ u64 gap_step(u64 p, u64 inc) {
-    return p + inc * (LEN_ONE + (p >= ALIGNED_ONE ? PENDING_ONE : 0ULL));
-}
+struct Boundary {  // the column left of the current strip, [row][pair]
+    double* h;
+    u32* w1;
+    u32* w2;
+    unsigned char* move;
+};
 
-// Counts after an aligned pair: pending gaps become aligned columns, plus this one.
-__device__ __forceinline__ u64 diag_step(u64 p, bool eq) {
-    u64 pending = (p >> (2 * FIELD)) & 0xFFFFULL;
-    return p + LEN_ONE + (eq ? MATCH_ONE : 0ULL) + (pending + 1ULL) * ALIGNED_ONE
-           - pending * PENDING_ONE;
+// One strip: columns j0 .. j0+STRIP-1 over all rows. FINAL: the strip holds column lb,
+// whose vertical gaps are free and uncounted (trailing end gaps).
+template <bool FINAL>
+__device__ __forceinline__ void strip(const unsigned char* A, const unsigned char* B, int la,
+                                      int lb, int j0, const double* s_subst, Boundary bnd,
+                                      size_t stride, double* out_h, u64* out_p)
+{
+    // Strip constants: B's letters, "same letter as the column before", last column.
+    int b[STRIP];
+    bool same_prev[STRIP], last_col[STRIP];
+    int prev_b = j0 >= 2 ? B[j0 - 2] : -1;
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
+        const int j = j0 + t;
+        b[t] = (!FINAL || j <= lb) ? B[j - 1] : 0;  // columns past lb are computed, ignored
+        same_prev[t] = b[t] == prev_b;
+        last_col[t] = FINAL && j == lb;
+        prev_b = b[t];
+    }
+    // Row 0: H(0, j) = 15 j, length j, no aligned pair.
+    double h[STRIP];
+    u32 w1[STRIP], w2[STRIP];
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
+        h[t] = GAP * (j0 + t);
+        w1[t] = (u32)(j0 + t);
+        w2[t] = NO_ALIGNED_PAIR;
+    }
+    double diag_h = GAP * (j0 - 1);  // H(i-1, j0-1) for i = 1
+    u32 diag_w1 = (u32)(j0 - 1), diag_w2 = NO_ALIGNED_PAIR;
+    // The left boundary and A's letter are loaded one row ahead, so that the global
+    // memory latency hides behind the current row's cells.
+    double next_h = 0.0;
+    u32 next_w1 = 0u, next_w2 = 0u;
+    int next_move = UP, next_a = A[0];
+    if (j0 > 1) {
+        next_h = bnd.h[stride];
+        next_w1 = bnd.w1[stride];
+        next_w2 = bnd.w2[stride];
+        next_move = bnd.move[stride];
+    }
+    for (int i = 1; i <= la; i++) {
+        const int a = next_a;
+        const double* sub_a = s_subst + 4 * a;
+        const size_t at = (size_t)i * stride;
+        double left_h;
+        u32 left_w1, left_w2;
+        int move;
+        if (j0 == 1) {  // column 0: H(i, 0) = 15 i, UP moves
+            left_h = GAP * i;
+            left_w1 = (u32)i;
+            left_w2 = NO_ALIGNED_PAIR;
+            move = UP;
+        } else {
+            left_h = next_h;
+            left_w1 = next_w1;
+            left_w2 = next_w2;
+            move = next_move;
+        }
+        if (i < la) {
+            next_a = A[i];
+            if (j0 > 1) {
+                next_h = bnd.h[at + stride];
+                next_w1 = bnd.w1[at + stride];
+                next_w2 = bnd.w2[at + stride];
+                next_move = bnd.move[at + stride];
+            }
+        }
+        const double next_diag_h = left_h;
+        const u32 next_diag_w1 = left_w1, next_diag_w2 = left_w2;
+        const bool last_row = i == la;  // horizontal gaps there are free and uncounted
+        const double row_gap = last_row ? 0.0 : GAP;
+        const double row_hp_gap = last_row ? 0.0 : HOMOPOLYMER_GAP;
+        const u32 row_inc = last_row ? 0u : 1u;
+        // The move at (i, j-1), as two flags (neither: UP).
+        bool was_diag = move == DIAG, was_left = move == LEFT;
+#pragma unroll
+        for (int t = 0; t < STRIP; t++) {
+            const bool eq_a = b[t] == a;
+            // Homopolymer gap: B[j-1] equals the "last match" of the move at (i, j-1):
+            // UP -> A[i-1]; LEFT -> B[j-2]; DIAG -> A[i-1] if A[i-1] == B[j-2].
+            const bool hp = was_left ? same_prev[t] : (eq_a && (!was_diag || same_prev[t]));
+            const double c1 = diag_h + sub_a[b[t]];
+            const double c2 = left_h + (hp ? row_hp_gap : row_gap);
+            const double c3 = last_col[t] ? h[t] + 0.0 : h[t] + (hp ? HOMOPOLYMER_GAP : GAP);
+            // SeqDist's choice: c1 < c2 ? (c1 < c3 ? DIAG : UP) : (c2 < c3 ? LEFT : UP)
+            const bool lt12 = c1 < c2;
+            const bool is_diag = lt12 && c1 < c3;
+            const bool is_left = !lt12 && c2 < c3;
+            const double nh = is_diag ? c1 : (is_left ? c2 : c3);
+            // Counts: an aligned pair adds to length and matches, sets last to the new
+            // length and first to it if unset (first = min(first, length), 0xFFFF = unset);
+            // a gap adds to length unless it is a trailing end gap.
+            const u32 d1 = diag_w1 + (eq_a ? 0x10001u : 1u);
+            const u32 d_len = d1 & 0xFFFFu;
+            const u32 d2 = __vminu2(diag_w2 | 0xFFFF0000u, d_len * 0x10001u);
+            const u32 n1 = is_diag ? d1 : (is_left ? left_w1 + row_inc
+                                                   : w1[t] + (last_col[t] ? 0u : 1u));
+            const u32 n2 = is_diag ? d2 : (is_left ? left_w2 : w2[t]);
+            was_diag = is_diag;
+            was_left = is_left;
+            diag_h = h[t];
+            diag_w1 = w1[t];
+            diag_w2 = w2[t];
+            h[t] = left_h = nh;
+            w1[t] = left_w1 = n1;
+            w2[t] = left_w2 = n2;
+        }
+        move = was_diag ? DIAG : (was_left ? LEFT : UP);
+        if (!FINAL) {
+            bnd.h[at] = h[STRIP - 1];
+            bnd.w1[at] = w1[STRIP - 1];
+            bnd.w2[at] = w2[STRIP - 1];
+            bnd.move[at] = (unsigned char)move;
+        }
+        diag_h = next_diag_h;
+        diag_w1 = next_diag_w1;
+        diag_w2 = next_diag_w2;
+    }
+    if (FINAL) {  // pick column lb out of the registers
+#pragma unroll
+        for (int t = 0; t < STRIP; t++) {
+            if (j0 + t == lb) {
+                *out_h = h[t];
+                *out_p = (u64)w1[t] | ((u64)w2[t] << 32);
+            }
+        }
+    }
 }
 
 extern "C" __global__ void seqdist_pairs(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
     const double* __restrict__ subst,  // 4 x 4, SeqDist's A, C, T, G order
-    double* __restrict__ bnd_h, u64* __restrict__ bnd_p, unsigned char* __restrict__ bnd_m,
-    double* __restrict__ out_cost, u64* __restrict__ out_packed)
+    double* __restrict__ bnd_h, u32* __restrict__ bnd_w1, u32* __restrict__ bnd_w2,
+    unsigned char* __restrict__ bnd_m, double* __restrict__ out_cost, u64* __restrict__ out_packed)
 {
     __shared__ double s_subst[16];
     if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
@@ -57,100 +180,10 @@ extern "C" __global__ void seqdist_pairs(
     const unsigned char* B = codes + offsets[y];
     const int la = (int)(offsets[x + 1] - offsets[x]);
     const int lb = (int)(offsets[y + 1] - offsets[y]);
+    const Boundary bnd = {bnd_h + k, bnd_w1 + k, bnd_w2 + k, bnd_m + k};
     const size_t stride = (size_t)npairs;
-
-    double result_h = 0.0;
-    u64 result_p = 0ULL;
-    for (int j0 = 1; j0 <= lb; j0 += STRIP) {
-        // Strip constants: B's letters, "same letter as the column before", last column.
-        int b[STRIP];
-        bool same_prev[STRIP], last_col[STRIP];
-        int prev_b = j0 >= 2 ? B[j0 - 2] : -1;
-#pragma unroll
-        for (int t = 0; t < STRIP; t++) {
-            const int j = j0 + t;
-            b[t] = j <= lb ? B[j - 1] : 0;  // columns past lb are computed and ignored
-            same_prev[t] = b[t] == prev_b;
-            last_col[t] = j == lb;
-            prev_b = b[t];
-        }
-        // Row 0 of the strip: H(0, j) = 15 j, length j.
-        double h[STRIP];
-        u64 p[STRIP];
-#pragma unroll
-        for (int t = 0; t < STRIP; t++) {
-            h[t] = GAP * (j0 + t);
-            p[t] = (u64)(j0 + t);
-        }
-        double diag_h = GAP * (j0 - 1);  // H(i-1, j0-1) for i = 1
-        u64 diag_p = (u64)(j0 - 1);
-        for (int i = 1; i <= la; i++) {
-            const int a = A[i - 1];
-            const double* sub_a = s_subst + 4 * a;
-            // Left neighbour (i, j0-1): column 0, or the previous strip's boundary.
-            double left_h;
-            u64 left_p;
-            int move;
-            const size_t at = (size_t)i * stride + k;
-            if (j0 == 1) {
-                left_h = GAP * i;
-                left_p = (u64)i;
-                move = UP;
-            } else {
-                left_h = bnd_h[at];
-                left_p = bnd_p[at];
-                move = bnd_m[at];
-            }
-            const double boundary_h = left_h;
-            const u64 boundary_p = left_p;
-            const bool last_row = i == la;
-            const double row_gap = last_row ? 0.0 : GAP;  // trailing gaps are free
-            const double row_hp_gap = last_row ? 0.0 : HOMOPOLYMER_GAP;
-            const u64 row_inc = last_row ? 0ULL : 1ULL;
-#pragma unroll
-            for (int t = 0; t < STRIP; t++) {
-                const double up_h = h[t];
-                const u64 up_p = p[t];
-                const bool eq_a = b[t] == a;
-                // Homopolymer gap: B[j-1] equals the "last match" of the move at (i, j-1).
-                const bool hp = move == UP ? eq_a : (move == LEFT ? same_prev[t]
-                                                                   : (eq_a && same_prev[t]));
-                const double c1 = diag_h + sub_a[b[t]];
-                const double c2 = left_h + (hp ? row_hp_gap : row_gap);
-                const double c3 = last_col[t] ? up_h + 0.0
-                                              : up_h + (hp ? HOMOPOLYMER_GAP : GAP);
-                double nh;
-                u64 np;
-                if (c1 < c2 && c1 < c3) {
-                    nh = c1; np = diag_step(diag_p, eq_a); move = DIAG;
-                } else if (!(c1 < c2) && c2 < c3) {
-                    nh = c2; np = gap_step(left_p, row_inc); move = LEFT;
-                } else {
-                    nh = c3; np = gap_step(up_p, last_col[t] ? 0ULL : 1ULL); move = UP;
-                }
-                diag_h = up_h;
-                diag_p = up_p;
-                h[t] = nh;
-                p[t] = np;
-                left_h = nh;
-                left_p = np;
-            }
-            bnd_h[at] = h[STRIP - 1];
-            bnd_p[at] = p[STRIP - 1];
-            bnd_m[at] = (unsigned char)move;
-            diag_h = boundary_h;
-            diag_p = boundary_p;
-        }
-        if (j0 + STRIP > lb) {  // the strip holding column lb: pick it out of the registers
-#pragma unroll
-            for (int t = 0; t < STRIP; t++) {
-                if (j0 + t == lb) {
-                    result_h = h[t];
-                    result_p = p[t];
-                }
-            }
-        }
-    }
-    out_cost[k] = result_h;
-    out_packed[k] = result_p;
+    int j0 = 1;
+    for (; j0 + STRIP <= lb; j0 += STRIP)
+        strip<false>(A, B, la, lb, j0, s_subst, bnd, stride, nullptr, nullptr);
+    strip<true>(A, B, la, lb, j0, s_subst, bnd, stride, out_cost + k, out_packed + k);
 }

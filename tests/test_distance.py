@@ -175,14 +175,14 @@ def test_outputs_agree(tmp_path):
     fasta = write_fasta(tmp_path / "m.fasta", seqs)
     paths = {k: str(tmp_path / f"out.{k}") for k in ("npz", "txt", "npy")}
     assert main(["distance", "-i", fasta, "--edges", paths["npz"], "--seqdist", paths["txt"],
-                 "--condensed", paths["npy"], "--max-distance", "3.0"]) == 0
+                 "--condensed", paths["npy"], "--max-distance", "1.0"]) == 0
     n, _, text = read_seqdist_text(paths["txt"])
     square = squareform(np.load(paths["npy"]))
     edges = read_edges(paths["npz"])
     assert n == 25 and edges.n == 25 and list(edges.ids) == [f"s{k}" for k in range(25)]
     i, j = pair_from_index(np.arange(len(text)))
     assert np.allclose(square[i, j], text, rtol=1e-8, atol=0)
-    keep = text <= 3.0
+    keep = text <= 1.0
     assert np.array_equal(edges.i, i[keep]) and np.array_equal(edges.j, j[keep])
     assert np.array_equal(edges.distance, square[i, j][keep])  # both from the same doubles
     assert 0 < len(edges) < len(text)

@@ -1,15 +1,17 @@
 """Numba CPU kernel of the SeqDist alignment (../shared/SEQDIST.md), one row in memory.
 
-Besides the cost H and SeqDist's length, each cell carries counts of the path that the
-recurrence chose, so that identities can be derived without a traceback:
+Besides the cost H, each cell carries counts of the path that the recurrence chose,
+packed 16 bits each into one int64 (from the low end):
+  length   SeqDist's alignment length (trailing end gaps not counted)
   matches  identical aligned columns
-  aligned  columns from the first to the last aligned pair (no end gaps at either end)
-  pending  gap columns counted in the length since the last aligned pair; they join
-           `aligned` when another aligned pair follows, else they are end gaps.
-vsearch's iddef 2 identity is then exactly matches / aligned.
-
-The four counts are packed into one int64 per cell (16 bits each: length, matches,
-pending, aligned from the low end) so that a move updates them with one or two adds.
+  first    the length at the path's first aligned pair (0xFFFF: none yet)
+  last     the length at the path's last aligned pair
+A gap move only adds to `length`; an aligned pair also sets `last` to the new length
+and `first` to the smaller of itself and the new length (lengths only grow, so it is set
+once).
+From them: aligned columns (first to last aligned pair, no end gaps) = last - first + 1
+and leading end-gap columns = first - 1, so vsearch's iddef 2 identity is exactly
+matches / aligned without a traceback.
 """
 from __future__ import annotations
 
@@ -26,8 +28,11 @@ FIELD = 16
 FIELD_MASK = (1 << FIELD) - 1
 LEN_ONE = np.int64(1)
 MATCH_ONE = np.int64(1) << FIELD
-PENDING_ONE = np.int64(1) << (2 * FIELD)
-ALIGNED_ONE = np.int64(1) << (3 * FIELD)
+FIRST_SHIFT = 2 * FIELD
+LAST_SHIFT = 3 * FIELD
+LAST_MASK = np.int64(FIELD_MASK) << LAST_SHIFT
+FIRST_MASK = np.int64(FIELD_MASK) << FIRST_SHIFT
+START = FIRST_MASK  # counts of an empty path: length 0, no aligned pair yet
 # Two sequences of this length align in at most 2*MAX_LENGTH < 2**15 columns, so every
 # count fits its field and the packed word stays positive.
 MAX_LENGTH = 16383
@@ -38,17 +43,12 @@ PAIRS_PER_BATCH = 250_000  # tiles are grouped into launches of about this many 
 
 
 @njit(inline="always")
-def _gap_step(packed, inc):
-    """Counts after a gap move: length += inc; pending += inc once an aligned pair was seen."""
-    aligned_started = packed >= ALIGNED_ONE
-    return packed + inc * (LEN_ONE + aligned_started * PENDING_ONE)
-
-
-@njit(inline="always")
 def _diag_step(packed, eq):
-    """Counts after an aligned pair: the pending gaps become aligned columns, plus this one."""
-    pending = (packed >> (2 * FIELD)) & FIELD_MASK
-    return packed + LEN_ONE + eq * MATCH_ONE + (pending + 1) * ALIGNED_ONE - pending * PENDING_ONE
+    """Counts after an aligned pair: length + 1, matches + eq, last = length, first once."""
+    packed += LEN_ONE + eq * MATCH_ONE
+    length = packed & FIELD_MASK
+    first = min((packed >> FIRST_SHIFT) & FIELD_MASK, length)
+    return (packed & ~(LAST_MASK | FIRST_MASK)) | (first << FIRST_SHIFT) | (length << LAST_SHIFT)
 
 
 @njit(inline="always")
@@ -70,10 +70,10 @@ def _cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p, up_h, up_p, subst_
     if c1 < c2:
         if c1 < c3:
             return c1, _diag_step(diag_p, eq_a), DIAG
-        return c3, _gap_step(up_p, inc_col), UP
+        return c3, up_p + inc_col, UP
     if c2 < c3:
-        return c2, _gap_step(left_p, inc_row), LEFT
-    return c3, _gap_step(up_p, inc_col), UP
+        return c2, left_p + inc_row, LEFT
+    return c3, up_p + inc_col, UP
 
 
 @njit(nogil=True, cache=True)
@@ -85,7 +85,7 @@ def align_pair(codes, sa, la, sb, lb, subst, h_row, p_row):
     """
     for j in range(lb + 1):
         h_row[j] = SEQDIST_GAP * j
-        p_row[j] = j * LEN_ONE
+        p_row[j] = START + j * LEN_ONE
     for i in range(1, la + 1):
         a = codes[sa + i - 1]
         subst_a = subst[a]
@@ -94,7 +94,7 @@ def align_pair(codes, sa, la, sb, lb, subst, h_row, p_row):
         inc_row = 0 if last_row else 1
         diag_h, diag_p = h_row[0], p_row[0]
         left_h = SEQDIST_GAP * i
-        left_p = i * LEN_ONE
+        left_p = START + i * LEN_ONE
         h_row[0], p_row[0] = left_h, left_p
         move = UP  # column 0 holds UP moves
         prev_b = -1
@@ -131,13 +131,15 @@ def _align_batch(codes, offsets, pa, pb, subst, cost, packed, max_len, chunk):
 def unpack(packed: np.ndarray):
     """(length, matches, aligned, leading) int32 arrays from the packed counts.
 
-    leading = end-gap columns before the first aligned pair that the length counts.
+    aligned: columns from the first to the last aligned pair (0 when there is none);
+    leading: end-gap columns before the first aligned pair that the length counts.
     """
     length = (packed & FIELD_MASK).astype(np.int32)
     matches = ((packed >> FIELD) & FIELD_MASK).astype(np.int32)
-    pending = ((packed >> (2 * FIELD)) & FIELD_MASK).astype(np.int32)
-    aligned = (packed >> (3 * FIELD)).astype(np.int32)
-    return length, matches, aligned, length - aligned - pending
+    first = ((packed >> FIRST_SHIFT) & FIELD_MASK).astype(np.int32)
+    last = (packed >> LAST_SHIFT).astype(np.int32)
+    seen = first != FIELD_MASK
+    return length, matches, np.where(seen, last - first + 1, 0), np.where(seen, first - 1, length)
 
 
 def aligner(codes, offsets, threads: int | None = None):

@@ -34,21 +34,21 @@ def available() -> bool:
 
 
 @functools.cache
-def _kernel():
+def _kernel(strip: int):
     import cupy
 
     source = (KERNEL_DIR / "seqdist.cu").read_text()
-    module = cupy.RawModule(code=source, options=(f"-DSTRIP={STRIP}", "--std=c++17"))
+    module = cupy.RawModule(code=source, options=(f"-DSTRIP={strip}", "--std=c++17"))
     return module.get_function("seqdist_pairs")
 
 
 def batch_size(max_rows: int, free_bytes: int, fraction: float = 0.5) -> int:
     """Pairs per launch so that the boundary column and outputs use `fraction` of free memory."""
-    per_pair = (max_rows + 1) * (8 + 8 + 1) + PAIR_BYTES
+    per_pair = (max_rows + 1) * (8 + 4 + 4 + 1) + PAIR_BYTES
     return max(BLOCK, int(free_bytes * fraction) // per_pair // BLOCK * BLOCK)
 
 
-def aligner(codes, offsets, threads=None, max_batch=None):
+def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP):
     """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
 
     The sequences go to the device once. Returns cost (float64) and length, matches,
@@ -61,7 +61,7 @@ def aligner(codes, offsets, threads=None, max_batch=None):
     if lengths.max() > MAX_LENGTH:
         raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
                         f"of {MAX_LENGTH} bp")
-    kernel = _kernel()
+    kernel = _kernel(strip)
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     d_subst = cupy.asarray(SEQDIST_SUBST.ravel())
 
@@ -86,8 +86,9 @@ def aligner(codes, offsets, threads=None, max_batch=None):
             kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,), (
                 d_codes, d_offsets, cupy.asarray(pa[start:start + m]),
                 cupy.asarray(pb[start:start + m]), np.int32(m), d_subst,
-                cupy.empty(rows, dtype=cupy.float64), cupy.empty(rows, dtype=cupy.uint64),
-                cupy.empty(rows, dtype=cupy.uint8), d_cost, d_packed))
+                cupy.empty(rows, dtype=cupy.float64), cupy.empty(rows, dtype=cupy.uint32),
+                cupy.empty(rows, dtype=cupy.uint32), cupy.empty(rows, dtype=cupy.uint8),
+                d_cost, d_packed))
             cost[start:start + m] = d_cost.get()
             packed[start:start + m] = d_packed.get().view(np.int64)
         unwritten = np.isnan(cost) | (packed == np.int64(-1))
