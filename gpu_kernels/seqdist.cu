@@ -8,19 +8,18 @@
 //
 // Layout: B's columns are processed in vertical strips of STRIP columns whose values stay
 // in registers while the thread walks down all rows of A; only the strip's last column
-// (cost, counts, move) goes to a global boundary buffer, laid out [row][pair] so that a
+// (cost, counts, last-match letter) goes to a global boundary buffer, laid out [row][pair] so that a
 // warp's accesses are coalesced. Register arrays are indexed only by unrolled loop
 // counters, so they stay in registers.
 #ifndef STRIP
-#define STRIP 8
+#define STRIP 16
 #endif
+
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define DIAG 0
-#define LEFT 1
-#define UP 2
+#define NO_LETTER 4  // "last match" of a mismatch; matches no letter
 #define NO_ALIGNED_PAIR 0x0000FFFFu  // (first, last) before the path's first aligned pair
 
 #define GAP 15.0
@@ -30,7 +29,7 @@ struct Boundary {  // the column left of the current strip, [row][pair]
     double* h;
     u32* w1;
     u32* w2;
-    unsigned char* move;
+    unsigned char* last;  // the "last match" letter of the move stored there
 };
 
 // One strip: columns j0 .. j0+STRIP-1 over all rows. FINAL: the strip holds column lb,
@@ -40,17 +39,14 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
                                       int lb, int j0, const double* s_subst, Boundary bnd,
                                       size_t stride, double* out_h, u64* out_p)
 {
-    // Strip constants: B's letters, "same letter as the column before", last column.
+    // Strip constants: B's letters, last column.
     int b[STRIP];
-    bool same_prev[STRIP], last_col[STRIP];
-    int prev_b = j0 >= 2 ? B[j0 - 2] : -1;
+    bool last_col[STRIP];
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
         const int j = j0 + t;
         b[t] = (!FINAL || j <= lb) ? B[j - 1] : 0;  // columns past lb are computed, ignored
-        same_prev[t] = b[t] == prev_b;
         last_col[t] = FINAL && j == lb;
-        prev_b = b[t];
     }
     // Row 0: H(0, j) = 15 j, length j, no aligned pair.
     double h[STRIP];
@@ -67,30 +63,31 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
     // memory latency hides behind the current row's cells.
     double next_h = 0.0;
     u32 next_w1 = 0u, next_w2 = 0u;
-    int next_move = UP, next_a = A[0];
+    int next_last = 0, next_a = A[0];
     if (j0 > 1) {
         next_h = bnd.h[stride];
         next_w1 = bnd.w1[stride];
         next_w2 = bnd.w2[stride];
-        next_move = bnd.move[stride];
+        next_last = bnd.last[stride];
     }
+#pragma unroll 1
     for (int i = 1; i <= la; i++) {
         const int a = next_a;
         const double* sub_a = s_subst + 4 * a;
         const size_t at = (size_t)i * stride;
         double left_h;
         u32 left_w1, left_w2;
-        int move;
-        if (j0 == 1) {  // column 0: H(i, 0) = 15 i, UP moves
+        int last;  // "last match" of the move at (i, j-1), SEQDIST.md
+        if (j0 == 1) {  // column 0: H(i, 0) = 15 i, UP moves, whose last match is A[i-1]
             left_h = GAP * i;
             left_w1 = (u32)i;
             left_w2 = NO_ALIGNED_PAIR;
-            move = UP;
+            last = a;
         } else {
             left_h = next_h;
             left_w1 = next_w1;
             left_w2 = next_w2;
-            move = next_move;
+            last = next_last;
         }
         if (i < la) {
             next_a = A[i];
@@ -98,7 +95,7 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
                 next_h = bnd.h[at + stride];
                 next_w1 = bnd.w1[at + stride];
                 next_w2 = bnd.w2[at + stride];
-                next_move = bnd.move[at + stride];
+                next_last = bnd.last[at + stride];
             }
         }
         const double next_diag_h = left_h;
@@ -107,14 +104,10 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
         const double row_gap = last_row ? 0.0 : GAP;
         const double row_hp_gap = last_row ? 0.0 : HOMOPOLYMER_GAP;
         const u32 row_inc = last_row ? 0u : 1u;
-        // The move at (i, j-1), as two flags (neither: UP).
-        bool was_diag = move == DIAG, was_left = move == LEFT;
 #pragma unroll
         for (int t = 0; t < STRIP; t++) {
             const bool eq_a = b[t] == a;
-            // Homopolymer gap: B[j-1] equals the "last match" of the move at (i, j-1):
-            // UP -> A[i-1]; LEFT -> B[j-2]; DIAG -> A[i-1] if A[i-1] == B[j-2].
-            const bool hp = was_left ? same_prev[t] : (eq_a && (!was_diag || same_prev[t]));
+            const bool hp = b[t] == last;  // homopolymer gap
             const double c1 = diag_h + sub_a[b[t]];
             const double c2 = left_h + (hp ? row_hp_gap : row_gap);
             const double c3 = last_col[t] ? h[t] + 0.0 : h[t] + (hp ? HOMOPOLYMER_GAP : GAP);
@@ -132,8 +125,9 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
             const u32 n1 = is_diag ? d1 : (is_left ? left_w1 + row_inc
                                                    : w1[t] + (last_col[t] ? 0u : 1u));
             const u32 n2 = is_diag ? d2 : (is_left ? left_w2 : w2[t]);
-            was_diag = is_diag;
-            was_left = is_left;
+            // Last match of this move: DIAG -> A[i-1] if it equals B[j-1]; LEFT -> B[j-1];
+            // UP -> A[i-1].
+            last = is_left ? b[t] : ((is_diag && !eq_a) ? NO_LETTER : a);
             diag_h = h[t];
             diag_w1 = w1[t];
             diag_w2 = w2[t];
@@ -141,12 +135,11 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
             w1[t] = left_w1 = n1;
             w2[t] = left_w2 = n2;
         }
-        move = was_diag ? DIAG : (was_left ? LEFT : UP);
         if (!FINAL) {
             bnd.h[at] = h[STRIP - 1];
             bnd.w1[at] = w1[STRIP - 1];
             bnd.w2[at] = w2[STRIP - 1];
-            bnd.move[at] = (unsigned char)move;
+            bnd.last[at] = (unsigned char)last;
         }
         diag_h = next_diag_h;
         diag_w1 = next_diag_w1;

@@ -14,7 +14,7 @@ from ..scoring import SEQDIST_SUBST
 from .cpu import MAX_LENGTH, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
-STRIP = 8
+STRIP = 16  # columns per register strip: 12-16 measured best on an H200 (RESULTS.md)
 BLOCK = 128
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
