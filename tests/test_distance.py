@@ -212,3 +212,11 @@ def test_bad_letter_is_one_line_error(tmp_path, capsys):
     assert main(["distance", "-i", str(fasta), "-o", str(tmp_path / "x.npz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"seqpairs: error: {fasta}:b: letter 'N' is not A, C, G or T"]
+
+
+def test_more_threads_than_cores_is_capped():
+    # a workflow asking for more threads than this machine has must not crash
+    seqs = ["ACGTACGT", "ACGTTCGT"]
+    codes, offsets = encode(seqs)
+    capped, *_ = align_pairs(codes, offsets, [1], [0], threads=10_000)
+    assert capped[0] == reference.seqdist("ACGTTCGT", "ACGTACGT")[0]

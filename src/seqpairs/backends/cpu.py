@@ -142,6 +142,12 @@ def unpack(packed: np.ndarray):
     return length, matches, np.where(seen, last - first + 1, 0), np.where(seen, first - 1, length)
 
 
+def set_threads(threads: int | None) -> None:
+    """Use this many threads in the Numba kernels (capped at Numba's pool); None: all."""
+    numba.set_num_threads(min(threads or numba.config.NUMBA_NUM_THREADS,
+                              numba.config.NUMBA_NUM_THREADS))
+
+
 def aligner(codes, offsets, threads: int | None = None):
     """A function (pa, pb) -> align_pairs(codes, offsets, pa, pb, threads)."""
     return functools.partial(align_pairs, codes, offsets, threads=threads)
@@ -157,8 +163,7 @@ def align_pairs(codes, offsets, pa, pb, threads: int | None = None):
     cost = np.empty(len(pa), dtype=np.float64)
     packed = np.empty(len(pa), dtype=np.int64)
     if len(pa):
-        if threads:
-            numba.set_num_threads(threads)
+        set_threads(threads)
         max_len = int(np.diff(offsets).max())
         if max_len > MAX_LENGTH:
             raise UserError(f"a sequence of {max_len} bp is longer than the kernel's limit of "
