@@ -18,6 +18,8 @@ from .errors import UserError
 from .outputs import atomic_open
 from .sequences import read_unique_fasta
 
+BIN_WIDTH = 25  # default bin width, bp
+TILE_PAIRS = 250_000  # default pairs per tile
 BIN_COLUMNS = ["bin", "min", "max", "count"]
 TILE_COLUMNS = ["tile", "bin_a", "bin_b", "a_start", "a_end", "b_start", "b_end", "pairs", "cells"]
 
@@ -117,7 +119,8 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA)")
     p.add_argument("--bins", required=True, help="bin manifest TSV: bin, min, max, count")
     p.add_argument("--tiles", required=True, help="tiles TSV: " + ", ".join(TILE_COLUMNS))
-    p.add_argument("--bin-width", type=int, default=25, help="bin width in bp (default 25)")
-    p.add_argument("--tile-pairs", type=int, default=250_000,
-                   help="about this many pairs per tile (default 250000)")
+    p.add_argument("--bin-width", type=int, default=BIN_WIDTH,
+                   help=f"bin width in bp (default {BIN_WIDTH})")
+    p.add_argument("--tile-pairs", type=int, default=TILE_PAIRS,
+                   help=f"about this many pairs per tile (default {TILE_PAIRS})")
     p.set_defaults(func=run)

@@ -114,8 +114,8 @@ def load_tiles(args, seqs: SequenceSet):
             raise UserError(f"{args.tiles}: tiles do not cover the pairs of {args.input} "
                             "(rerun `seqpairs bin` on it)")
         return bins, tiles
-    bins = binning.make_bins(seqs.lengths, 25)
-    return bins, binning.make_tiles(seqs.lengths, bins, 250_000)
+    bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
+    return bins, binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
 
 
 def run(args) -> None:

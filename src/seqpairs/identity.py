@@ -5,7 +5,7 @@ vsearch's definitions (iddef):
   0  CD-HIT: matches / length of the shorter sequence
   1  edit distance: matches / alignment columns
   2  edit distance excluding terminal gaps: matches / (columns - terminal gap columns)
-  3  MBL: 1 - (mismatches + gap openings) / length of the longer sequence
+  3  MBL: 1 - (mismatches + gap openings) / length of the longer sequence, at least 0
   4  BLAST: equal to 1 for global alignments
 
 The distance kernels give, for the alignment they chose, `length` (SeqDist's: every
@@ -46,7 +46,7 @@ def upper_bound(iddef: int, la, lb, length, matches, aligned, leading) -> np.nda
         # trailing gap columns = columns - aligned - leading >= min_columns - aligned - leading
         events = (np.minimum(aligned - m, 1) + (leading > 0)
                   + (min_columns - aligned - leading > 0))
-        return 1.0 - events / longer
+        return np.maximum(0.0, 1.0 - events / longer)
     raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")
 
 
@@ -60,5 +60,5 @@ def identity(iddef: int, matches, mismatches, columns, terminal_gaps, openings, 
         inner = columns - terminal_gaps
         return matches / inner if inner else 0.0
     if iddef == 3:
-        return 1.0 - (mismatches + openings) / max(la, lb)
+        return max(0.0, 1.0 - (mismatches + openings) / max(la, lb))  # vsearch clamps at 0
     raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")

@@ -1,0 +1,35 @@
+# seqpairs: all-pairs SeqDist distances, identity filtering and OTU clustering.
+# Run from the repository root:  snakemake --cores 2   (see README.md)
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml")
+
+
+wildcard_constraints:
+    dataset="[A-Za-z0-9_-][A-Za-z0-9_.-]*",
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/ingest.smk"
+include: "workflow/rules/binning.smk"
+include: "workflow/rules/distance.smk"
+include: "workflow/rules/filter.smk"
+include: "workflow/rules/cluster.smk"
+
+
+localrules:
+    all,
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,159 @@
+"""`seqpairs filter`: the pairs whose real SeqDist alignment reaches an identity threshold.
+
+Candidates are the pairs whose identity bound (identity.upper_bound, from the distance
+stage's counts) reaches the threshold; no other pair can. Each candidate is traced back
+(traceback.py), its exact identity computed (identity.identity) and kept when it reaches
+the threshold. The kept pairs are written as a TSV with vsearch's userout field names:
+
+  query, target  ids of sequence i (A, the higher index, as in SeqDist) and j (B)
+  id             identity by --iddef, in percent (0-100, like vsearch)
+  alnlen         alignment columns without terminal gaps (vsearch's alnlen)
+  mism, ids      mismatches, matches
+  opens, gaps    gap openings and gap columns, terminal gaps excluded (as vsearch)
+  qilo, qihi     first and last query residue in an aligned pair (1-based, vsearch's names)
+  tilo, tihi     the same for the target
+  ql, tl         sequence lengths
+  caln           CIGAR of the whole alignment (see traceback.py: D = gap in the target,
+                 I = gap in the query; "=" for identical sequences)
+  distance       SeqDist's distance of the pair
+  id0 .. id4     identity by each of vsearch's five definitions, in percent
+Rows are sorted by (i, j). Terminal gaps are all gap columns before the first and after
+the last aligned pair (vsearch trims one gap run at each end; a SeqDist alignment can
+end with two).
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import binning, distance
+from .distfiles import Edges, read_edges
+from .errors import UserError
+from .identity import IDDEFS, identity, upper_bound
+from .outputs import atomic_open
+from .scoring import SCHEMES
+from .sequences import SequenceSet, read_unique_fasta
+from .traceback import COUNTS, Alignments, trace_pairs
+
+log = logging.getLogger("seqpairs.filter")
+
+COLUMNS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
+           "tilo", "tihi", "ql", "tl", "caln", "distance", "id0", "id1", "id2", "id3", "id4"]
+# `seqpairs distance`'s default binning, used when no edge list is given
+
+
+def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path) -> None:
+    """UserError unless `edges` belongs to `seqs` and holds every pair that can reach threshold."""
+    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
+        raise UserError(f"{path}: made from other sequences than the input FASTA "
+                        f"({edges.n} sequences, the FASTA has {seqs.n})")
+    if edges.max_distance == math.inf:  # it holds every pair
+        return
+    if edges.iddef != iddef or not edges.candidate_identity <= threshold:
+        made = ("without --candidate-identity" if math.isnan(edges.candidate_identity) else
+                f"with --candidate-identity {edges.candidate_identity:g} --iddef {edges.iddef}")
+        raise UserError(f"{path}: made {made}, so it may lack pairs that reach {threshold:g} "
+                        f"by --iddef {iddef}; rerun `seqpairs distance` with "
+                        f"--candidate-identity {threshold:g} --iddef {iddef}")
+
+
+def candidates(edges: Edges, lengths: np.ndarray, threshold: float, iddef: int) -> np.ndarray:
+    """Mask of the edges whose identity bound reaches the threshold."""
+    bound = upper_bound(iddef, lengths[edges.i], lengths[edges.j], edges.length, edges.matches,
+                        edges.aligned, edges.leading)
+    return bound >= threshold
+
+
+def exact_identities(al: Alignments, iddef: int, which=slice(None)) -> np.ndarray:
+    """Identity (a fraction) by vsearch's definition iddef of the traced pairs `which`."""
+    fields = (al["matches"], al["mismatches"], al["columns"], al["terminal_gaps"],
+              al["openings"], al.la, al.lb)
+    args = zip(*(f[which].tolist() for f in fields))
+    return np.array([identity(iddef, *a) for a in args], dtype=np.float64)
+
+
+def filter_pairs(seqs: SequenceSet, i, j, dist, threshold: float, iddef: int,
+                 threads: int | None = None) -> pd.DataFrame:
+    """Trace back every pair (i[k], j[k]); the table of those whose identity reaches threshold."""
+    order = np.lexsort((j, i))
+    i, j, dist = np.asarray(i)[order], np.asarray(j)[order], np.asarray(dist)[order]
+    al = trace_pairs(seqs.codes, seqs.offsets, i, j, threads=threads)
+    exact = exact_identities(al, iddef)
+    keep = np.flatnonzero(exact >= threshold)
+    counts = {name: al[name][keep] for name in COUNTS}
+    ids = np.asarray(seqs.ids, dtype=object)
+    table = pd.DataFrame({
+        "query": ids[i[keep]],
+        "target": ids[j[keep]],
+        "id": 100.0 * exact[keep],
+        "alnlen": counts["columns"] - counts["terminal_gaps"],
+        "mism": counts["mismatches"],
+        "opens": counts["openings"] - counts["terminal_openings"],
+        "gaps": counts["gaps"] - counts["terminal_gaps"],
+        "ids": counts["matches"],
+        "qilo": counts["qlo"], "qihi": counts["qhi"], "tilo": counts["tlo"], "tihi": counts["thi"],
+        "ql": al.la[keep], "tl": al.lb[keep],
+        "caln": al.cigars(keep),
+        "distance": dist[keep],
+    })
+    for k in IDDEFS:
+        table[f"id{k}"] = 100.0 * exact_identities(al, k, keep)
+    return table[COLUMNS]
+
+
+def filter_edges(seqs: SequenceSet, edges: Edges, threshold: float, iddef: int,
+                 threads: int | None = None) -> pd.DataFrame:
+    """The kept pairs among the candidates of an edge list."""
+    cand = candidates(edges, seqs.lengths, threshold, iddef)
+    table = filter_pairs(seqs, edges.i[cand], edges.j[cand], edges.distance[cand], threshold,
+                         iddef, threads)
+    log.info("%d pairs, %d candidates, %d kept", seqs.n * (seqs.n - 1) // 2, int(cand.sum()),
+             len(table))
+    return table
+
+
+def candidate_edges(seqs: SequenceSet, threshold: float, iddef: int, threads=None,
+                    backend="auto") -> Edges:
+    """Edge list of the pairs whose bound reaches threshold, computed here."""
+    bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
+    tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
+    edges, _ = distance.compute(seqs, bins, tiles, backend=backend, threads=threads,
+                                max_distance=-math.inf,
+                                candidate_identity=threshold, iddef=iddef)
+    return edges
+
+
+def run(args) -> None:
+    if not 0.0 <= args.identity <= 1.0:
+        raise UserError(f"--identity must be between 0 and 1, not {args.identity}")
+    seqs = read_unique_fasta(args.input)
+    if seqs.n < 2:
+        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
+    if args.distances:
+        edges = read_edges(args.distances)
+        check_edges(edges, seqs, args.identity, args.iddef, args.distances)
+    else:
+        edges = candidate_edges(seqs, args.identity, args.iddef, args.threads, args.backend)
+    table = filter_edges(seqs, edges, args.identity, args.iddef, args.threads)
+    with atomic_open(args.output) as fh:
+        table.to_csv(fh, sep="\t", index=False)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("filter", help="pairs whose real alignment reaches an identity threshold")
+    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
+    p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
+                   "here); it must hold every pair whose bound reaches --identity")
+    p.add_argument("--identity", type=float, required=True,
+                   help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
+    p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
+                   help="vsearch's identity definition (default 2)")
+    p.add_argument("--scoring", choices=SCHEMES, default="seqdist", help="scoring scheme")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="backend of the candidate step without --distances (default auto)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")
+    p.set_defaults(func=run)

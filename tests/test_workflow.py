@@ -1,0 +1,369 @@
+"""The Snakemake workflow end to end on a tiny simulated dataset, in a copy of the workflow.
+
+One run (module fixture) feeds the output checks; the rerun tests dry-run against it,
+and the added-dataset test runs in a copy of it.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs")
+
+TINY = {
+    "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
+    "defaults": {"distance": {"backend": "cpu", "threads": 2}},
+    "datasets": {
+        "tiny": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+        },
+        # the same reads, greedy clustering of the filter's pairs
+        "tiny.greedy": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "cluster": {"linkage": "greedy"},
+        },
+        # average linkage reads the SeqDist text export; the condensed export on top
+        "tiny.average": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "distance": {"exports": ["condensed"]},
+            "cluster": {"linkage": "average", "weighted": True},
+        },
+    },
+}
+SAMPLES = ["s1", "s2"]
+
+
+def copy_workflow(dest: Path, config: dict | None = None) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / part)
+    if config is not None:
+        write_config(dest, config)
+    return dest
+
+
+def write_config(workdir: Path, config: dict) -> None:
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run `python -m snakemake` in `workdir`, with this Python's scripts (seqpairs) on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        check=False, cwd=workdir, env=env, capture_output=True, text=True, timeout=900,
+    )
+    if check and proc.returncode != 0:
+        logs = "\n".join(
+            f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log"))
+        ) if (workdir / "logs").is_dir() else ""
+        raise AssertionError(
+            f"snakemake {' '.join(args)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-5000:]}\nstderr:\n{proc.stderr[-8000:]}\n{logs}"
+        )
+    return proc
+
+
+def planned_jobs(proc: subprocess.CompletedProcess) -> list[tuple[str, str | None]]:
+    """(rule, dataset or None) of every job a dry run plans, from its job descriptions."""
+    jobs: list[list] = []
+    for line in (proc.stdout + proc.stderr).splitlines():
+        m = re.match(r"^\s*(?:local)?(?:rule|checkpoint) (\w+):\s*$", line)
+        if m:
+            jobs.append([m.group(1), None])
+            continue
+        m = re.match(r"^\s*wildcards: .*\bdataset=([^,\s]+)", line)
+        if m and jobs:
+            jobs[-1][1] = m.group(1)
+    return [tuple(job) for job in jobs]
+
+
+def read_fasta_ids(path: Path) -> list[str]:
+    return [line[1:].split(";")[0] for line in path.read_text().splitlines() if line.startswith(">")]
+
+
+def tsv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype={"id": str, "centroid": str})
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"), TINY)
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+def results(run: Path, stage: str, dataset: str = "tiny") -> Path:
+    return run / "results" / stage / dataset
+
+
+# ------------------------------------------------------------------- the run
+
+
+def test_every_target_log_and_benchmark_exists(run):
+    proc = snakemake(run, "--cores", "2", "--dry-run")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    for dataset in TINY["datasets"]:
+        for stage in ("ingest", "binning", "distance", "filter", "cluster"):
+            assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
+            assert (run / "results" / "benchmarks" / stage / f"{dataset}.tsv").is_file()
+    for name in ("unique.fasta", "abundance.tsv", "report.tsv"):
+        assert (results(run, "ingest") / name).stat().st_size > 0
+    for ext in ("list", "otu", "membership.tsv", "otu_table.tsv", "centroids.fasta"):
+        assert (results(run, "cluster") / f"otus.{ext}").stat().st_size > 0
+    assert not (results(run, "distance") / "seqdist.txt").exists()  # exports only on request
+    greedy = results(run, "cluster", "tiny.greedy")
+    assert sorted(p.name for p in greedy.iterdir()) == [
+        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.tsv"]
+
+
+def test_simulated_inputs(run):
+    sim = run / "resources" / "simulated"
+    for k in (1, 2):
+        with gzip.open(sim / f"sample{k}.fastq.gz", "rt") as fh:
+            assert sum(1 for _ in fh) == 4 * TINY["simulate"]["reads"]
+    assert len(read_fasta_ids(sim / "references.fasta")) == TINY["simulate"]["references"]
+
+
+def test_ingest_report_accounts_for_every_read(run):
+    report = tsv(results(run, "ingest") / "report.tsv").set_index("sample")
+    assert list(report.index) == SAMPLES + ["all"]
+    dropped = report.filter(like="dropped_").sum(axis=1)
+    assert (report["records"] == report["kept"] + dropped).all()
+    assert (report["kept"] == report["unique"] + report["duplicate"]).all()
+    numeric = report.select_dtypes("number")
+    assert (numeric.loc[SAMPLES].sum() == numeric.loc["all"]).all()
+    assert (report.loc[SAMPLES, "records"] == TINY["simulate"]["reads"]).all()
+
+    unique_ids = read_fasta_ids(results(run, "ingest") / "unique.fasta")
+    abundance = tsv(results(run, "ingest") / "abundance.tsv")
+    assert list(abundance["id"]) == unique_ids
+    assert len(unique_ids) == report.loc["all", "unique"]
+    assert list(abundance.columns) == ["id"] + SAMPLES + ["total"]
+    assert (abundance[SAMPLES].sum(axis=1) == abundance["total"]).all()
+    assert (abundance[SAMPLES].sum() == report.loc[SAMPLES, "abundance_kept"]).all()
+
+
+def test_binning_covers_every_unique(run):
+    n = len(read_fasta_ids(results(run, "ingest") / "unique.fasta"))
+    bins = tsv(results(run, "binning") / "bins.tsv")
+    tiles = tsv(results(run, "binning") / "tiles.tsv")
+    assert bins["count"].sum() == n
+    assert tiles["pairs"].sum() == n * (n - 1) // 2
+
+
+def test_edge_list_matches_the_uniques(run):
+    unique_ids = read_fasta_ids(results(run, "ingest") / "unique.fasta")
+    with np.load(results(run, "distance") / "edges.npz", allow_pickle=False) as z:
+        assert int(z["n"]) == len(unique_ids)
+        assert list(z["ids"]) == unique_ids
+        assert float(z["max_distance"]) == 0.1
+        assert float(z["candidate_identity"]) == 0.97
+        i, j, d = z["i"], z["j"], z["distance"]
+        assert len(i) == len(j) == len(d)
+        assert ((i > j) & (j >= 0) & (i < len(unique_ids))).all()
+        np.testing.assert_array_equal(d, z["cost"] / z["length"])
+
+
+def test_full_matrix_exports_agree_with_the_edge_list(run):
+    from scipy.spatial.distance import squareform
+
+    unique_ids = read_fasta_ids(results(run, "ingest", "tiny.average") / "unique.fasta")
+    n = len(unique_ids)
+    lines = (results(run, "distance", "tiny.average") / "seqdist.txt").read_text().splitlines()
+    assert int(lines[0]) == n and lines[1:1 + n] == unique_ids
+    text = np.array(lines[1 + n:], dtype=float)
+    assert len(text) == n * (n - 1) // 2
+    square = squareform(np.load(results(run, "distance", "tiny.average") / "condensed.npy"))
+    with np.load(results(run, "distance", "tiny.average") / "edges.npz") as z:
+        i, j, d = z["i"], z["j"], z["distance"]
+    np.testing.assert_array_equal(square[i, j], d)
+    np.testing.assert_allclose(text[i * (i - 1) // 2 + j], d, rtol=1e-7)
+    assert (results(run, "cluster", "tiny.average") / "otus.tree").is_file()
+
+
+def test_filter_keeps_pairs_of_known_sequences(run):
+    unique_ids = set(read_fasta_ids(results(run, "ingest") / "unique.fasta"))
+    kept = pd.read_csv(results(run, "filter") / "kept.tsv", sep="\t",
+                       dtype={"query": str, "target": str})
+    assert {"query", "target", "id", "caln", "distance"} <= set(kept.columns)
+    assert set(kept["query"]) <= unique_ids
+    assert set(kept["target"]) <= unique_ids
+    assert (kept["id"] >= 97.0 - 1e-9).all()  # percent, like vsearch
+
+
+@pytest.mark.parametrize("dataset", list(TINY["datasets"]))
+def test_clusters_cover_every_unique_and_the_table_every_read(run, dataset):
+    unique_ids = read_fasta_ids(results(run, "ingest", dataset) / "unique.fasta")
+    abundance = tsv(results(run, "ingest", dataset) / "abundance.tsv")
+    membership = tsv(results(run, "cluster", dataset) / "otus.membership.tsv")
+    assert sorted(membership["id"]) == sorted(unique_ids)
+    table = tsv(results(run, "cluster", dataset) / "otus.otu_table.tsv")
+    assert set(SAMPLES + ["total"]) <= set(table.columns)
+    assert len(table) == membership["cluster"].nunique()
+    for column in SAMPLES + ["total"]:
+        assert table[column].sum() == abundance[column].sum()
+    centroids = read_fasta_ids(results(run, "cluster", dataset) / "otus.centroids.fasta")
+    assert sorted(centroids) == sorted(table["centroid"])
+    assert set(centroids) == set(membership["centroid"])
+
+
+def test_list_file_has_one_line_per_level(run):
+    unique_ids = sorted(read_fasta_ids(results(run, "ingest") / "unique.fasta"))
+    lines = (results(run, "cluster") / "otus.list").read_text().splitlines()
+    assert lines
+    levels = []
+    for line in lines:
+        level, count, *clusters = line.split()
+        levels.append(float(level))
+        assert int(count) == len(clusters)
+        assert sorted(m for c in clusters for m in c.split(",")) == unique_ids
+    np.testing.assert_allclose(levels, 0.01 * np.arange(len(levels)), atol=1e-6)
+    assert levels[-1] <= 0.1 + 1e-9  # the edge list is exact up to max_distance
+
+
+# ------------------------------------------------------------------- reruns
+
+
+def dry_run_with(run: Path, config: dict) -> list[tuple[str, str | None]]:
+    original = (run / "config" / "config.yaml").read_text()
+    try:
+        write_config(run, config)
+        return planned_jobs(snakemake(run, "--dry-run", "--cores", "2"))
+    finally:
+        (run / "config" / "config.yaml").write_text(original)
+
+
+def with_override(config: dict, dataset: str, stage: str, **values) -> dict:
+    changed = yaml.safe_load(yaml.safe_dump(config))
+    changed["datasets"][dataset].setdefault(stage, {}).update(values)
+    return changed
+
+
+def test_unchanged_config_plans_nothing(run):
+    assert dry_run_with(run, TINY) == []
+
+
+def test_filter_param_change_reruns_filter_and_what_reads_it(run):
+    # complete linkage does not read the filter's pairs: only the filter reruns
+    jobs = dry_run_with(run, with_override(TINY, "tiny", "filter", identity=0.99))
+    assert sorted(jobs) == [("all", None), ("filter", "tiny")]
+    # greedy clustering reads them: filter and cluster_greedy rerun
+    jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "filter", identity=0.99))
+    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.greedy"), ("filter", "tiny.greedy")]
+
+
+def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
+    changed = yaml.safe_load(yaml.safe_dump(TINY))
+    changed["defaults"]["binning"] = {"bin_width": 10}
+    jobs = dry_run_with(run, changed)
+    rules = {rule for rule, _ in jobs}
+    assert {dataset for _, dataset in jobs if dataset} == set(TINY["datasets"])
+    assert "binning" in rules and "ingest" not in rules and "simulate" not in rules
+
+
+def test_cluster_param_change_reruns_only_cluster(run):
+    jobs = dry_run_with(run, with_override(TINY, "tiny", "cluster", cutoff=0.02))
+    assert sorted(jobs) == [("all", None), ("cluster", "tiny")]
+
+
+def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_path):
+    work = tmp_path / "copy"
+    shutil.copytree(run, work, symlinks=True)
+    spaced = work / "raw reads"
+    spaced.mkdir()
+    for k in (1, 2):
+        shutil.copy2(work / "resources" / "simulated" / f"sample{k}.fastq.gz",
+                     spaced / f"sample {k}.fastq.gz")
+    config = yaml.safe_load(yaml.safe_dump(TINY))
+    config["datasets"]["spaced"] = {
+        "samples": {"s1": "raw reads/sample 1.fastq.gz", "s2": "raw reads/sample 2.fastq.gz"},
+    }
+    write_config(work, config)
+    jobs = planned_jobs(snakemake(work, "--dry-run", "--cores", "2"))
+    assert {dataset for _, dataset in jobs} == {"spaced", None}
+    assert sorted(rule for rule, _ in jobs) == [
+        "all", "binning", "cluster", "distance", "filter", "ingest"]
+    snakemake(work, "--cores", "2")
+    # same reads as `tiny`, so the same uniques and clusters
+    for name in ("ingest/{}/unique.fasta", "cluster/{}/otus.list"):
+        assert (work / "results" / name.format("spaced")).read_text() == (
+            work / "results" / name.format("tiny")).read_text()
+    report = tsv(work / "results" / "ingest" / "spaced" / "report.tsv")
+    assert "raw reads/sample 1.fastq.gz" in set(report["file"])
+
+
+# ------------------------------------------------------------------- config and lint
+
+
+def test_default_config_plans_the_whole_example(tmp_path):
+    workdir = copy_workflow(tmp_path / "default")
+    jobs = planned_jobs(snakemake(workdir, "--dry-run", "--cores", "2"))
+    assert sorted(rule for rule, _ in jobs) == [
+        "all", "binning", "cluster", "distance", "filter", "ingest", "simulate"]
+    assert {dataset for _, dataset in jobs} == {"example", None}
+
+
+def test_lint_reports_nothing(tmp_path):
+    workdir = copy_workflow(tmp_path / "lint")
+    proc = snakemake(workdir, "--lint", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "Lints for" not in output, output
+    assert "Congratulations, your workflow is in a good condition!" in output
+
+
+@pytest.mark.parametrize(
+    "dataset, words",
+    [
+        ({"samples": {"s1": "a.fq"}, "filter": {"identity": 1.5}},
+         ["1.5 is greater than the maximum of 1", "['datasets']['d1']['filter']['identity']"]),
+        ({"samples": {"s1": "a.fq"}, "filtre": {}}, ["'filtre' was unexpected"]),
+        ({"samples": {"s1": "a.fq"}, "cluster": {"cutoff": 0.5}},
+         ["datasets.d1", "cluster.cutoff", "distance.max_distance"]),
+        ({"samples": {"s1": "a.fq"}, "filter": {"identity": 0.9}},
+         ["datasets.d1", "filter.identity", "distance.candidate_identity"]),
+        ({"samples": {"s1": "a.fq"}, "cluster": {"weighted": True}},
+         ["datasets.d1", "cluster.weighted"]),
+    ],
+)
+def test_invalid_config_stops_snakemake_naming_the_key(tmp_path, dataset, words):
+    workdir = copy_workflow(tmp_path / "bad", {"datasets": {"d1": dataset}})
+    proc = snakemake(workdir, "--dry-run", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for word in words:
+        assert word in output, output
+    assert not (workdir / "results").exists()
+
+
+def test_bad_dataset_name_stops_snakemake(tmp_path):
+    workdir = copy_workflow(tmp_path / "bad", {"datasets": {"../up": {"samples": {"s1": "a.fq"}}}})
+    proc = snakemake(workdir, "--dry-run", check=False)
+    assert proc.returncode != 0
+    assert "'../up' does not match" in proc.stdout + proc.stderr

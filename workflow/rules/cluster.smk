@@ -1,0 +1,52 @@
+rule cluster:
+    input:
+        distances=cluster_distances,
+        unique="results/ingest/{dataset}/unique.fasta",
+        abundance="results/ingest/{dataset}/abundance.tsv",
+    output:
+        list="results/cluster/{dataset}/otus.list",
+        otu="results/cluster/{dataset}/otus.otu",
+        membership="results/cluster/{dataset}/otus.membership.tsv",
+        table="results/cluster/{dataset}/otus.otu_table.tsv",
+        centroids="results/cluster/{dataset}/otus.centroids.fasta",
+    wildcard_constraints:
+        dataset=datasets_regex(HIERARCHICAL),
+    params:
+        prefix=cluster_prefix,
+        options=cluster_options,
+    log:
+        "logs/cluster/{dataset}/cluster.log",
+    benchmark:
+        "results/benchmarks/cluster/{dataset}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs cluster -i {input.distances:q} {params.options:q}"
+        " --fasta {input.unique:q} --abundance {input.abundance:q}"
+        " -o {params.prefix:q} > {log:q} 2>&1"
+
+
+rule cluster_greedy:
+    input:
+        pairs="results/filter/{dataset}/kept.tsv",
+        unique="results/ingest/{dataset}/unique.fasta",
+        abundance="results/ingest/{dataset}/abundance.tsv",
+    output:
+        membership="results/cluster/{dataset}/otus.membership.tsv",
+        table="results/cluster/{dataset}/otus.otu_table.tsv",
+        centroids="results/cluster/{dataset}/otus.centroids.fasta",
+    wildcard_constraints:
+        dataset=datasets_regex(GREEDY),
+    params:
+        prefix=cluster_prefix,
+        options=cluster_greedy_options,
+    log:
+        "logs/cluster/{dataset}/cluster.log",
+    benchmark:
+        "results/benchmarks/cluster/{dataset}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs cluster --linkage greedy {params.options:q} --pairs {input.pairs:q}"
+        " --fasta {input.unique:q} --abundance {input.abundance:q}"
+        " -o {params.prefix:q} > {log:q} 2>&1"

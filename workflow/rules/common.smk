@@ -1,0 +1,260 @@
+# Helpers shared by the rules: effective per-dataset parameters and the CLI options
+# each rule passes to `seqpairs <stage>`. Functions only (no rules) in this file.
+
+import copy
+import os
+import re
+
+from snakemake.exceptions import WorkflowError
+
+STAGES = ("ingest", "binning", "distance", "filter", "cluster")
+SIMULATED_DIR = "resources/simulated"
+
+
+def deep_merge(base, override):
+    """A copy of `base` with `override` merged in, key by key, recursively.
+
+    Dicts merge; any other value in `override` (lists, scalars, null) replaces the
+    value in `base`.
+    """
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def effective_params(dataset):
+    """Stage name -> parameters for `dataset`: `defaults` deep-merged with its overrides."""
+    overrides = config["datasets"][dataset]
+    return {
+        stage: deep_merge(config["defaults"][stage], overrides.get(stage, {}))
+        for stage in STAGES
+    }
+
+
+def check_dataset(dataset, params):
+    """Cross-key checks the JSON schema cannot express; raise naming the keys."""
+    cluster, distance, filter_ = params["cluster"], params["distance"], params["filter"]
+    if filter_["identity"] < distance["candidate_identity"]:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: filter.identity ({filter_['identity']}) is below "
+            f"distance.candidate_identity ({distance['candidate_identity']}); the edge list "
+            "would miss pairs the filter must see. Lower distance.candidate_identity to at "
+            "most filter.identity."
+        )
+    if filter_["iddef"] != distance["candidate_iddef"]:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
+            f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
+        )
+    if cluster["weighted"] and cluster["linkage"] != "average":
+        raise WorkflowError(
+            f"config: datasets.{dataset}: cluster.weighted is for cluster.linkage "
+            f"average only (linkage is {cluster['linkage']})."
+        )
+    if cluster["linkage"] == "complete" and cluster["cutoff"] > distance["max_distance"]:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: cluster.cutoff ({cluster['cutoff']}) is larger "
+            f"than distance.max_distance ({distance['max_distance']}); pairs beyond "
+            "max_distance are not in the edge list, so clusters at that cutoff would be "
+            "wrong. Raise distance.max_distance or lower cluster.cutoff."
+        )
+
+
+PARAMS = {dataset: effective_params(dataset) for dataset in config["datasets"]}
+for _dataset, _params in PARAMS.items():
+    check_dataset(_dataset, _params)
+
+
+def stage(wildcards, name):
+    """Effective parameters of stage `name` for the rule's dataset."""
+    return PARAMS[wildcards.dataset][name]
+
+
+def option_list(pairs):
+    """['--flag', 'value', ...] for (flag, value) pairs, leaving out null values."""
+    options = []
+    for flag, value in pairs:
+        if value is not None:
+            options += [flag, str(value)]
+    return options
+
+
+# --- simulate -------------------------------------------------------------------------
+
+
+def simulated_samples():
+    n = config["simulate"]["samples"]
+    return [f"{SIMULATED_DIR}/sample{k}.fastq.gz" for k in range(1, n + 1)]
+
+
+def simulate_options():
+    s = config["simulate"]
+    return option_list(
+        [
+            ("--references", s["references"]),
+            ("--samples", s["samples"]),
+            ("--reads", s["reads"]),
+            ("--length", s["length"]),
+            ("--seed", s["seed"]),
+            ("--substitution-rate", s["substitution_rate"]),
+            ("--indel-rate", s["indel_rate"]),
+            ("--homopolymer-rate", s["homopolymer_rate"]),
+            ("--divergence", s["divergence"]),
+        ]
+    )
+
+
+# --- ingest ---------------------------------------------------------------------------
+
+
+def sample_paths(wildcards):
+    return list(config["datasets"][wildcards.dataset]["samples"].values())
+
+
+def ingest_inputs(wildcards, input):
+    """['-i', 'NAME=PATH', ...] in the configured sample order."""
+    names = config["datasets"][wildcards.dataset]["samples"].keys()
+    args = []
+    for name, path in zip(names, input.samples):
+        args += ["-i", f"{name}={path}"]
+    return args
+
+
+def ingest_options(wildcards):
+    p = stage(wildcards, "ingest")
+    return option_list(
+        [
+            ("--min-length", p["min_length"]),
+            ("--max-length", p["max_length"]),
+            ("--truncate", p["truncate"]),
+            ("--ambiguous", p["ambiguous"]),
+        ]
+    )
+
+
+# --- binning --------------------------------------------------------------------------
+
+
+def binning_options(wildcards):
+    p = stage(wildcards, "binning")
+    return option_list(
+        [("--bin-width", p["bin_width"]), ("--tile-pairs", p["tile_pairs"])]
+    )
+
+
+# --- distance -------------------------------------------------------------------------
+
+
+def distance_threads(wildcards):
+    return stage(wildcards, "distance")["threads"]
+
+
+def distance_options(wildcards):
+    p = stage(wildcards, "distance")
+    return option_list(
+        [
+            ("--scoring", p["scoring"]),
+            ("--backend", p["backend"]),
+            ("--max-distance", p["max_distance"]),
+            ("--candidate-identity", p["candidate_identity"]),
+            ("--iddef", p["candidate_iddef"]),
+        ]
+    )
+
+
+def export_options(wildcards):
+    """Options of the export runs; max_distance plays no part in a full matrix."""
+    p = stage(wildcards, "distance")
+    return option_list([("--scoring", p["scoring"]), ("--backend", p["backend"])])
+
+
+# --- filter ---------------------------------------------------------------------------
+
+
+def filter_threads(wildcards):
+    return stage(wildcards, "filter")["threads"]
+
+
+def filter_options(wildcards):
+    p = stage(wildcards, "filter")
+    return option_list(
+        [
+            ("--identity", p["identity"]),
+            ("--iddef", p["iddef"]),
+            ("--scoring", stage(wildcards, "distance")["scoring"]),
+        ]
+    )
+
+
+# --- cluster --------------------------------------------------------------------------
+
+
+HIERARCHICAL = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] != "greedy"]
+GREEDY = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] == "greedy"]
+
+
+def datasets_regex(names):
+    """Wildcard constraint matching exactly these dataset names (nothing when empty)."""
+    return "|".join(re.escape(name) for name in names) if names else "(?!)"
+
+
+def cluster_distances(wildcards):
+    """Complete linkage reads the edge list; average linkage needs every pair (SeqDist text)."""
+    if stage(wildcards, "cluster")["linkage"] == "average":
+        return f"results/distance/{wildcards.dataset}/seqdist.txt"
+    return f"results/distance/{wildcards.dataset}/edges.npz"
+
+
+def cluster_options(wildcards):
+    p = stage(wildcards, "cluster")
+    options = option_list(
+        [
+            ("--format", "seqdist" if p["linkage"] == "average" else "edges"),
+            ("--linkage", p["linkage"]),
+            ("--resolution", p["resolution"]),
+            ("--cutoff", p["cutoff"]),
+        ]
+    )
+    if p["weighted"]:
+        options.append("--weighted")
+    return options
+
+
+def cluster_greedy_options(wildcards):
+    return option_list([("--identity", stage(wildcards, "filter")["identity"])])
+
+
+def cluster_prefix(wildcards, output):
+    return output.membership.removesuffix(".membership.tsv")
+
+
+# --- targets --------------------------------------------------------------------------
+
+
+def dataset_targets(dataset):
+    """Every final file of one dataset."""
+    p = PARAMS[dataset]
+    targets = [
+        f"results/ingest/{dataset}/report.tsv",
+        f"results/binning/{dataset}/bins.tsv",
+        f"results/distance/{dataset}/edges.npz",
+        f"results/filter/{dataset}/kept.tsv",
+    ]
+    exports = p["distance"]["exports"]
+    if "seqdist" in exports:
+        targets.append(f"results/distance/{dataset}/seqdist.txt")
+    if "condensed" in exports:
+        targets.append(f"results/distance/{dataset}/condensed.npy")
+    outputs = ["membership.tsv", "otu_table.tsv", "centroids.fasta"]
+    if p["cluster"]["linkage"] != "greedy":
+        outputs += ["list", "otu"]
+    targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
+    return targets
+
+
+def all_targets():
+    return [t for dataset in config["datasets"] for t in dataset_targets(dataset)]

@@ -1,0 +1,18 @@
+rule filter:
+    input:
+        unique="results/ingest/{dataset}/unique.fasta",
+        edges="results/distance/{dataset}/edges.npz",
+    output:
+        kept="results/filter/{dataset}/kept.tsv",
+    params:
+        options=filter_options,
+    threads: filter_threads
+    log:
+        "logs/filter/{dataset}/filter.log",
+    benchmark:
+        "results/benchmarks/filter/{dataset}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs filter -i {input.unique:q} --distances {input.edges:q}"
+        " {params.options:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"

@@ -1,0 +1,20 @@
+rule ingest:
+    input:
+        samples=sample_paths,
+    output:
+        unique="results/ingest/{dataset}/unique.fasta",
+        abundance="results/ingest/{dataset}/abundance.tsv",
+        report="results/ingest/{dataset}/report.tsv",
+    params:
+        inputs=ingest_inputs,
+        options=ingest_options,
+    log:
+        "logs/ingest/{dataset}/ingest.log",
+    benchmark:
+        "results/benchmarks/ingest/{dataset}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs ingest {params.inputs:q}"
+        " -o {output.unique:q} --abundance {output.abundance:q} --report {output.report:q}"
+        " {params.options:q} > {log:q} 2>&1"

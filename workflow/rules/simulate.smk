@@ -1,0 +1,16 @@
+rule simulate:
+    output:
+        references=f"{SIMULATED_DIR}/references.fasta",
+        samples=simulated_samples(),
+        truth=f"{SIMULATED_DIR}/truth.tsv",
+    params:
+        outdir=lambda wildcards, output: os.path.dirname(output.references),
+        options=simulate_options(),
+    log:
+        "logs/simulate/simulate.log",
+    benchmark:
+        "results/benchmarks/simulate/simulate.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs simulate -o {params.outdir:q} {params.options:q} > {log:q} 2>&1"
