@@ -25,11 +25,13 @@ TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
     "defaults": {"distance": {"backend": "cpu", "threads": 2}},
     "datasets": {
+        # complete linkage (FCluster) on the edge list
         "tiny": {
             "samples": {
                 "s1": "resources/simulated/sample1.fastq.gz",
                 "s2": "resources/simulated/sample2.fastq.gz",
             },
+            "cluster": {"linkage": "complete"},
         },
         # the same reads, greedy clustering of the filter's pairs
         "tiny.greedy": {
@@ -303,6 +305,7 @@ def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_pa
     config = yaml.safe_load(yaml.safe_dump(TINY))
     config["datasets"]["spaced"] = {
         "samples": {"s1": "raw reads/sample 1.fastq.gz", "s2": "raw reads/sample 2.fastq.gz"},
+        "cluster": {"linkage": "complete"},
     }
     write_config(work, config)
     jobs = planned_jobs(snakemake(work, "--dry-run", "--cores", "2"))
@@ -325,7 +328,7 @@ def test_default_config_plans_the_whole_example(tmp_path):
     workdir = copy_workflow(tmp_path / "default")
     jobs = planned_jobs(snakemake(workdir, "--dry-run", "--cores", "2"))
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster", "distance", "filter", "ingest", "simulate"]
+        "all", "binning", "cluster_greedy", "distance", "filter", "ingest", "simulate"]
     assert {dataset for _, dataset in jobs} == {"example", None}
 
 
@@ -344,7 +347,7 @@ def test_lint_reports_nothing(tmp_path):
         ({"samples": {"s1": "a.fq"}, "filter": {"identity": 1.5}},
          ["1.5 is greater than the maximum of 1", "['datasets']['d1']['filter']['identity']"]),
         ({"samples": {"s1": "a.fq"}, "filtre": {}}, ["'filtre' was unexpected"]),
-        ({"samples": {"s1": "a.fq"}, "cluster": {"cutoff": 0.5}},
+        ({"samples": {"s1": "a.fq"}, "cluster": {"linkage": "complete", "cutoff": 0.5}},
          ["datasets.d1", "cluster.cutoff", "distance.max_distance"]),
         ({"samples": {"s1": "a.fq"}, "filter": {"identity": 0.9}},
          ["datasets.d1", "filter.identity", "distance.candidate_identity"]),
