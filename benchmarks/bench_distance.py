@@ -46,14 +46,15 @@ def check(seqs, rng, pairs: int = 2000) -> None:
         sys.exit("GPU results differ from the CPU backend")
 
 
-def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP):
+def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP,
+                max_registers: int | None = gpu.MAX_REGISTERS):
     codes, offsets = encode(seqs)
     lengths = np.diff(offsets)
     mean_cells = lengths.mean() ** 2
     n = int(cells / mean_cells)
     pa, pb = rng.integers(0, len(seqs), (2, n))
     work = float((lengths[pa] * lengths[pb]).sum())
-    align = gpu.aligner(codes, offsets, strip=strip)
+    align = gpu.aligner(codes, offsets, strip=strip, max_registers=max_registers)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
@@ -98,14 +99,17 @@ def main() -> None:
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}")
+    print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}, "
+          f"max registers {gpu.MAX_REGISTERS}")
     print("length\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
     if args.sweep:
         seqs = family(rng, 512, 400)
         for strip in args.sweep:
-            n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip)
-            print(f"strip {strip}: 400 bp, {work / seconds / 1e9:.1f} GCUPS")
+            for regs in (None, 168, 128, 96):
+                n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip, regs)
+                print(f"strip {strip}, registers {regs or 'free'}: 400 bp, "
+                      f"{work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)

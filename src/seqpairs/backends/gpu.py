@@ -14,8 +14,9 @@ from ..scoring import SEQDIST_SUBST
 from .cpu import MAX_LENGTH, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
-STRIP = 16  # columns per register strip: 12-16 measured best on an H200 (RESULTS.md)
+STRIP = 12  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
 BLOCK = 128
+MAX_REGISTERS = 128  # per thread (a few spills, but more warps hide latency); None: compiler
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
 # Device memory per pair besides the boundary column: pair ids, cost and counts.
@@ -34,11 +35,14 @@ def available() -> bool:
 
 
 @functools.cache
-def _kernel(strip: int):
+def _kernel(strip: int, max_registers: int | None):
     import cupy
 
     source = (KERNEL_DIR / "seqdist.cu").read_text()
-    module = cupy.RawModule(code=source, options=(f"-DSTRIP={strip}", "--std=c++17"))
+    options = (f"-DSTRIP={strip}", "--std=c++17")
+    if max_registers:
+        options += (f"--maxrregcount={max_registers}",)
+    module = cupy.RawModule(code=source, options=options)
     return module.get_function("seqdist_pairs")
 
 
@@ -48,7 +52,8 @@ def batch_size(max_rows: int, free_bytes: int, fraction: float = 0.5) -> int:
     return max(BLOCK, int(free_bytes * fraction) // per_pair // BLOCK * BLOCK)
 
 
-def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP):
+def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, block=BLOCK,
+            max_registers=MAX_REGISTERS):
     """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
 
     The sequences go to the device once. Returns cost (float64) and length, matches,
@@ -61,7 +66,7 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP):
     if lengths.max() > MAX_LENGTH:
         raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
                         f"of {MAX_LENGTH} bp")
-    kernel = _kernel(strip)
+    kernel = _kernel(strip, max_registers)
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     d_subst = cupy.asarray(SEQDIST_SUBST.ravel())
 
@@ -83,7 +88,7 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP):
             # Poisoned outputs: a pair the kernel did not write stays NaN and is caught below.
             d_cost = cupy.full(m, np.nan, dtype=cupy.float64)
             d_packed = cupy.full(m, POISON, dtype=cupy.uint64)
-            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,), (
+            kernel(((m + block - 1) // block,), (block,), (
                 d_codes, d_offsets, cupy.asarray(pa[start:start + m]),
                 cupy.asarray(pb[start:start + m]), np.int32(m), d_subst,
                 cupy.empty(rows, dtype=cupy.float64), cupy.empty(rows, dtype=cupy.uint32),
