@@ -95,6 +95,8 @@ def main() -> None:
     parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
                         help="strip widths to compare at 400 bp before the table")
+    parser.add_argument("--registers", type=int, nargs="*", default=[0, 128, 168],
+                        help="register caps per thread for --sweep (0: the compiler's choice)")
     args = parser.parse_args()
     import cupy
 
@@ -106,8 +108,8 @@ def main() -> None:
     if args.sweep:
         seqs = family(rng, 512, 400)
         for strip in args.sweep:
-            for regs in (None, 168, 128, 96):
-                n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip, regs)
+            for regs in args.registers:
+                n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip, regs or None)
                 print(f"strip {strip}, registers {regs or 'free'}: 400 bp, "
                       f"{work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:

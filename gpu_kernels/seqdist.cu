@@ -21,7 +21,7 @@
 // [row][pair] so that a warp's accesses are coalesced, and is read one row ahead. Register
 // arrays are indexed only by unrolled loop counters, so they stay in registers.
 #ifndef STRIP
-#define STRIP 12
+#define STRIP 16
 #endif
 
 typedef unsigned int u32;
@@ -39,63 +39,115 @@ struct Boundary {  // the column left of the current strip, [row][pair]
     unsigned char* last;  // the "last match" letter of the move stored there
 };
 
-// Values of the cell to the left and of the cell up-left, as a row starts.
+// Values of the cell to the left of a row's first column.
 struct RowStart {
-    double left_h;
-    u32 left_w1, left_w2;
+    double h;
+    u32 w1, w2;
     int last;
 };
 
-// One row of one strip. LAST_ROW: horizontal gaps are free and uncounted, and the row
-// tracks where the path entered it (e_row). FINAL: the strip holds column lb, whose
-// vertical gaps are free and uncounted, and which tracks its entry (e_col).
+// One row's walk through a strip: the cells to the left and up-left of the next cell.
+struct Walk {
+    double left_h, diag_h;
+    u32 left_w1, left_w2, diag_w1, diag_w2;
+    int last;          // "last match" letter of the move at the left cell
+    int a;             // A[i-1]
+    const double* sub_a;
+    int i;
+    u32 pos;           // i + j0 in both halves
+};
+
+__device__ __forceinline__ Walk walk(RowStart start, double diag_h, u32 diag_w1, u32 diag_w2,
+                                     int a, const double* s_subst, int i, int j0)
+{
+    return {start.h, diag_h, start.w1, start.w2, diag_w1, diag_w2, start.last, a,
+            s_subst + 4 * a, i, (u32)(i + j0) * 0x10001u};
+}
+
+// Cell (i, j0 + t). LAST_ROW: horizontal gaps are free and uncounted, and the row tracks
+// where the path entered it (e_row). FINAL: the strip holds column lb, whose vertical
+// gaps are free and uncounted, and which tracks its entry (e_col). h/w1/w2 hold the cell
+// above on entry and this cell on return.
+template <bool FINAL, bool LAST_ROW>
+__device__ __forceinline__ void cell(int t, int bt, bool last_col, int j0, int lb, Walk& w,
+                                     double& h, u32& w1, u32& w2, u32& e_row, u32& e_col,
+                                     bool& up_at_lb)
+{
+    const bool eq_a = bt == w.a;
+    const bool hp = bt == w.last;  // homopolymer gap
+    const double c1 = w.diag_h + w.sub_a[bt];
+    const double c2 = w.left_h + (hp ? (LAST_ROW ? 0.0 : HOMOPOLYMER_GAP)
+                                     : (LAST_ROW ? 0.0 : GAP));
+    const double c3 = (FINAL && last_col) ? h + 0.0 : h + (hp ? HOMOPOLYMER_GAP : GAP);
+    // SeqDist's choice: c1 < c2 ? (c1 < c3 ? DIAG : UP) : (c2 < c3 ? LEFT : UP)
+    const bool lt12 = c1 < c2;
+    const bool is_diag = lt12 && c1 < c3;
+    const bool is_left = !lt12 && c2 < c3;
+    const double nh = is_diag ? c1 : (is_left ? c2 : c3);
+    const u32 d1 = w.diag_w1 + (eq_a ? 0x10001u : 1u);
+    const u32 d2 = __vminu2(w.diag_w2 | 0xFFFF0000u, w.pos + (u32)t * 0x10001u);
+    const u32 n1 = is_diag ? d1 : (is_left ? w.left_w1 : w1);
+    const u32 n2 = is_diag ? d2 : (is_left ? w.left_w2 : w2);
+    if (LAST_ROW)  // LEFT keeps the entry of the cell before; otherwise it enters here
+        e_row = is_left ? e_row : (u32)(w.i + j0 + t);
+    if (FINAL && last_col) {  // UP keeps the entry of the cell above
+        e_col = (is_diag || is_left) ? (u32)(w.i + lb) : e_col;
+        up_at_lb = !is_diag && !is_left;
+    }
+    // Last match of this move: DIAG -> A[i-1] if it equals B[j-1]; LEFT -> B[j-1];
+    // UP -> A[i-1].
+    w.last = is_left ? bt : ((is_diag && !eq_a) ? NO_LETTER : w.a);
+    w.diag_h = h;
+    w.diag_w1 = w1;
+    w.diag_w2 = w2;
+    h = w.left_h = nh;
+    w1 = w.left_w1 = n1;
+    w2 = w.left_w2 = n2;
+}
+
 template <bool FINAL, bool LAST_ROW>
 __device__ __forceinline__ void row(const int (&b)[STRIP], const bool (&last_col)[STRIP],
-                                    int a, const double* sub_a, int i, int j0, int lb,
-                                    RowStart start, double& diag_h, u32& diag_w1, u32& diag_w2,
-                                    double (&h)[STRIP], u32 (&w1)[STRIP], u32 (&w2)[STRIP],
-                                    int& last_out, u32& e_row, u32& e_col, bool& up_at_lb)
+                                    int j0, int lb, Walk& w, double (&h)[STRIP],
+                                    u32 (&w1)[STRIP], u32 (&w2)[STRIP], u32& e_row,
+                                    u32& e_col, bool& up_at_lb)
 {
-    double left_h = start.left_h;
-    u32 left_w1 = start.left_w1, left_w2 = start.left_w2;
-    int last = start.last;
-    const double row_gap = LAST_ROW ? 0.0 : GAP;
-    const double row_hp_gap = LAST_ROW ? 0.0 : HOMOPOLYMER_GAP;
-    const u32 pos = (u32)(i + j0) * 0x10001u;  // i + j of column j0, in both halves
 #pragma unroll
-    for (int t = 0; t < STRIP; t++) {
-        const bool eq_a = b[t] == a;
-        const bool hp = b[t] == last;  // homopolymer gap
-        const double c1 = diag_h + sub_a[b[t]];
-        const double c2 = left_h + (hp ? row_hp_gap : row_gap);
-        const double c3 = (FINAL && last_col[t]) ? h[t] + 0.0
-                                                 : h[t] + (hp ? HOMOPOLYMER_GAP : GAP);
-        // SeqDist's choice: c1 < c2 ? (c1 < c3 ? DIAG : UP) : (c2 < c3 ? LEFT : UP)
-        const bool lt12 = c1 < c2;
-        const bool is_diag = lt12 && c1 < c3;
-        const bool is_left = !lt12 && c2 < c3;
-        const double nh = is_diag ? c1 : (is_left ? c2 : c3);
-        const u32 d1 = diag_w1 + (eq_a ? 0x10001u : 1u);
-        const u32 d2 = __vminu2(diag_w2 | 0xFFFF0000u, pos + (u32)t * 0x10001u);
-        const u32 n1 = is_diag ? d1 : (is_left ? left_w1 : w1[t]);
-        const u32 n2 = is_diag ? d2 : (is_left ? left_w2 : w2[t]);
-        if (LAST_ROW)  // LEFT keeps the entry of the cell before; otherwise it enters here
-            e_row = is_left ? e_row : (u32)(i + j0 + t);
-        if (FINAL && last_col[t]) {  // UP keeps the entry of the cell above
-            e_col = (is_diag || is_left) ? (u32)(i + lb) : e_col;
-            up_at_lb = !is_diag && !is_left;
-        }
-        // Last match of this move: DIAG -> A[i-1] if it equals B[j-1]; LEFT -> B[j-1];
-        // UP -> A[i-1].
-        last = is_left ? b[t] : ((is_diag && !eq_a) ? NO_LETTER : a);
-        diag_h = h[t];
-        diag_w1 = w1[t];
-        diag_w2 = w2[t];
-        h[t] = left_h = nh;
-        w1[t] = left_w1 = n1;
-        w2[t] = left_w2 = n2;
+    for (int t = 0; t < STRIP; t++)
+        cell<FINAL, LAST_ROW>(t, b[t], last_col[t], j0, lb, w, h[t], w1[t], w2[t], e_row,
+                              e_col, up_at_lb);
+}
+
+// Rows i and i+1 together, the second one column behind: cells (i, t) and (i+1, t-1)
+// depend on nothing of each other, so the thread has two dependency chains to overlap.
+template <bool FINAL>
+__device__ __forceinline__ void two_rows(const int (&b)[STRIP], const bool (&last_col)[STRIP],
+                                         int j0, int lb, Walk& wa, Walk& wb,
+                                         double (&h)[STRIP], u32 (&w1)[STRIP],
+                                         u32 (&w2)[STRIP], u32& e_row, u32& e_col,
+                                         bool& up_at_lb)
+{
+#pragma unroll
+    for (int s = 0; s <= STRIP; s++) {
+        if (s < STRIP)
+            cell<FINAL, false>(s, b[s], last_col[s], j0, lb, wa, h[s], w1[s], w2[s], e_row,
+                               e_col, up_at_lb);
+        if (s >= 1)
+            cell<FINAL, false>(s - 1, b[s - 1], last_col[s - 1], j0, lb, wb, h[s - 1],
+                               w1[s - 1], w2[s - 1], e_row, e_col, up_at_lb);
     }
-    last_out = last;
+}
+
+__device__ __forceinline__ RowStart read_boundary(const Boundary& bnd, size_t at)
+{
+    return {bnd.h[at], bnd.w1[at], bnd.w2[at], bnd.last[at]};
+}
+
+__device__ __forceinline__ void write_boundary(const Boundary& bnd, size_t at, const Walk& w)
+{
+    bnd.h[at] = w.left_h;
+    bnd.w1[at] = w.left_w1;
+    bnd.w2[at] = w.left_w2;
+    bnd.last[at] = (unsigned char)w.last;
 }
 
 // One strip: columns j0 .. j0+STRIP-1 over all rows.
@@ -121,35 +173,43 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
         w1[t] = 0u;
         w2[t] = NO_ALIGNED_PAIR;
     }
-    double diag_h = GAP * (j0 - 1);  // H(0, j0-1)
-    u32 diag_w1 = 0u, diag_w2 = NO_ALIGNED_PAIR;
+    // (i-1, j0-1), the up-left cell of row i's first cell: row 0 here
+    double up_left_h = GAP * (j0 - 1);
+    u32 up_left_w1 = 0u, up_left_w2 = NO_ALIGNED_PAIR;
     u32 e_col = (u32)lb;  // row 0 of column lb is its own entry
     bool up_at_lb = false;
-    // The left boundary and A's letter are read one row ahead.
-    RowStart next = {bnd.h[stride], bnd.w1[stride], bnd.w2[stride], bnd.last[stride]};
+    // The left boundary and A's letter are read ahead of the rows that use them.
+    RowStart next = read_boundary(bnd, stride);
     int next_a = A[0];
-    int last;
-    for (int i = 1; i < la; i++) {
-        const RowStart start = next;
-        const int a = next_a;
-        const size_t at = (size_t)i * stride;
-        next = {bnd.h[at + stride], bnd.w1[at + stride], bnd.w2[at + stride],
-                bnd.last[at + stride]};
-        next_a = A[i];
-        row<FINAL, false>(b, last_col, a, s_subst + 4 * a, i, j0, lb, start, diag_h, diag_w1,
-                          diag_w2, h, w1, w2, last, e_row, e_col, up_at_lb);
+    int i = 1;
+    for (; i + 1 < la; i += 2) {  // two rows at a time, both before the last row
+        const RowStart start_b = read_boundary(bnd, (size_t)(i + 1) * stride);
+        const int a_b = A[i];
+        Walk wa = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, i, j0);
+        Walk wb = walk(start_b, next.h, next.w1, next.w2, a_b, s_subst, i + 1, j0);
+        next = read_boundary(bnd, (size_t)(i + 2) * stride);
+        next_a = A[i + 1];
+        two_rows<FINAL>(b, last_col, j0, lb, wa, wb, h, w1, w2, e_row, e_col, up_at_lb);
         if (!FINAL) {
-            bnd.h[at] = h[STRIP - 1];
-            bnd.w1[at] = w1[STRIP - 1];
-            bnd.w2[at] = w2[STRIP - 1];
-            bnd.last[at] = (unsigned char)last;
+            write_boundary(bnd, (size_t)i * stride, wa);
+            write_boundary(bnd, (size_t)(i + 1) * stride, wb);
         }
-        diag_h = start.left_h;
-        diag_w1 = start.left_w1;
-        diag_w2 = start.left_w2;
+        up_left_h = start_b.h;
+        up_left_w1 = start_b.w1;
+        up_left_w2 = start_b.w2;
     }
-    row<FINAL, true>(b, last_col, next_a, s_subst + 4 * next_a, la, j0, lb, next, diag_h,
-                     diag_w1, diag_w2, h, w1, w2, last, e_row, e_col, up_at_lb);
+    if (i < la) {  // one more row before the last one
+        Walk w = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, i, j0);
+        up_left_h = next.h;
+        up_left_w1 = next.w1;
+        up_left_w2 = next.w2;
+        next = read_boundary(bnd, (size_t)(i + 1) * stride);
+        next_a = A[i];
+        row<FINAL, false>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
+        if (!FINAL) write_boundary(bnd, (size_t)i * stride, w);
+    }
+    Walk w = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, la, j0);
+    row<FINAL, true>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
     if (FINAL) {  // column lb: turn the counts into SeqDist's (see the top of this file)
 #pragma unroll
         for (int t = 0; t < STRIP; t++) {
@@ -166,11 +226,7 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
             }
         }
     } else {
-        const size_t at = (size_t)la * stride;
-        bnd.h[at] = h[STRIP - 1];
-        bnd.w1[at] = w1[STRIP - 1];
-        bnd.w2[at] = w2[STRIP - 1];
-        bnd.last[at] = (unsigned char)last;
+        write_boundary(bnd, (size_t)la * stride, w);
     }
 }
 

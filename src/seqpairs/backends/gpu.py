@@ -14,9 +14,9 @@ from ..scoring import SEQDIST_SUBST
 from .cpu import MAX_LENGTH, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
-STRIP = 12  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
+STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
 BLOCK = 128
-MAX_REGISTERS = 128  # per thread (a few spills, but more warps hide latency); None: compiler
+MAX_REGISTERS = 168  # per thread: 12 warps per SM; None: the compiler's choice
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
 # Device memory per pair besides the boundary column: pair ids, cost and counts.
