@@ -47,14 +47,14 @@ def check(seqs, rng, pairs: int = 2000) -> None:
 
 
 def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP,
-                max_registers: int | None = gpu.MAX_REGISTERS):
+                max_registers: int | None = gpu.MAX_REGISTERS, rows: int = gpu.ROWS):
     codes, offsets = encode(seqs)
     lengths = np.diff(offsets)
     mean_cells = lengths.mean() ** 2
     n = int(cells / mean_cells)
     pa, pb = rng.integers(0, len(seqs), (2, n))
     work = float((lengths[pa] * lengths[pb]).sum())
-    align = gpu.aligner(codes, offsets, strip=strip, max_registers=max_registers)
+    align = gpu.aligner(codes, offsets, strip=strip, rows=rows, max_registers=max_registers)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
@@ -95,6 +95,8 @@ def main() -> None:
     parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
                         help="strip widths to compare at 400 bp before the table")
+    parser.add_argument("--rows", type=int, nargs="*", default=[gpu.ROWS],
+                        help="rows in flight per thread for --sweep")
     parser.add_argument("--registers", type=int, nargs="*", default=[0, 128, 168],
                         help="register caps per thread for --sweep (0: the compiler's choice)")
     args = parser.parse_args()
@@ -102,16 +104,18 @@ def main() -> None:
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
     print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}, "
-          f"max registers {gpu.MAX_REGISTERS}")
+          f"rows {gpu.ROWS}, max registers {gpu.MAX_REGISTERS}")
     print("length\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
     if args.sweep:
         seqs = family(rng, 512, 400)
         for strip in args.sweep:
-            for regs in args.registers:
-                n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip, regs or None)
-                print(f"strip {strip}, registers {regs or 'free'}: 400 bp, "
-                      f"{work / seconds / 1e9:.1f} GCUPS")
+            for rows in args.rows:
+                for regs in args.registers:
+                    n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip,
+                                                   regs or None, rows)
+                    print(f"strip {strip}, rows {rows}, registers {regs or 'free'}: 400 bp, "
+                          f"{work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)

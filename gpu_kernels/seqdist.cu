@@ -23,6 +23,9 @@
 #ifndef STRIP
 #define STRIP 16
 #endif
+#ifndef ROWS
+#define ROWS 2  // rows in flight per thread
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -117,23 +120,23 @@ __device__ __forceinline__ void row(const int (&b)[STRIP], const bool (&last_col
                               e_col, up_at_lb);
 }
 
-// Rows i and i+1 together, the second one column behind: cells (i, t) and (i+1, t-1)
-// depend on nothing of each other, so the thread has two dependency chains to overlap.
+// ROWS rows together, each one column behind the one above: cells (i, t), (i+1, t-1), ...
+// depend on nothing of each other, so the thread has ROWS dependency chains to overlap.
 template <bool FINAL>
-__device__ __forceinline__ void two_rows(const int (&b)[STRIP], const bool (&last_col)[STRIP],
-                                         int j0, int lb, Walk& wa, Walk& wb,
-                                         double (&h)[STRIP], u32 (&w1)[STRIP],
-                                         u32 (&w2)[STRIP], u32& e_row, u32& e_col,
-                                         bool& up_at_lb)
+__device__ __forceinline__ void rows(const int (&b)[STRIP], const bool (&last_col)[STRIP],
+                                     int j0, int lb, Walk (&w)[ROWS], double (&h)[STRIP],
+                                     u32 (&w1)[STRIP], u32 (&w2)[STRIP], u32& e_row,
+                                     u32& e_col, bool& up_at_lb)
 {
 #pragma unroll
-    for (int s = 0; s <= STRIP; s++) {
-        if (s < STRIP)
-            cell<FINAL, false>(s, b[s], last_col[s], j0, lb, wa, h[s], w1[s], w2[s], e_row,
-                               e_col, up_at_lb);
-        if (s >= 1)
-            cell<FINAL, false>(s - 1, b[s - 1], last_col[s - 1], j0, lb, wb, h[s - 1],
-                               w1[s - 1], w2[s - 1], e_row, e_col, up_at_lb);
+    for (int s = 0; s < STRIP + ROWS - 1; s++) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int t = s - r;
+            if (t >= 0 && t < STRIP)
+                cell<FINAL, false>(t, b[t], last_col[t], j0, lb, w[r], h[t], w1[t], w2[t],
+                                   e_row, e_col, up_at_lb);
+        }
     }
 }
 
@@ -182,23 +185,27 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
     RowStart next = read_boundary(bnd, stride);
     int next_a = A[0];
     int i = 1;
-    for (; i + 1 < la; i += 2) {  // two rows at a time, both before the last row
-        const RowStart start_b = read_boundary(bnd, (size_t)(i + 1) * stride);
-        const int a_b = A[i];
-        Walk wa = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, i, j0);
-        Walk wb = walk(start_b, next.h, next.w1, next.w2, a_b, s_subst, i + 1, j0);
-        next = read_boundary(bnd, (size_t)(i + 2) * stride);
-        next_a = A[i + 1];
-        two_rows<FINAL>(b, last_col, j0, lb, wa, wb, h, w1, w2, e_row, e_col, up_at_lb);
-        if (!FINAL) {
-            write_boundary(bnd, (size_t)i * stride, wa);
-            write_boundary(bnd, (size_t)(i + 1) * stride, wb);
+    for (; i + ROWS - 1 < la; i += ROWS) {  // ROWS rows at a time, all before the last row
+        Walk w[ROWS];
+        RowStart start = next;
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const RowStart left = r == 0 ? start : read_boundary(bnd, (size_t)(i + r) * stride);
+            const int a = r == 0 ? next_a : A[i + r - 1];
+            w[r] = walk(left, up_left_h, up_left_w1, up_left_w2, a, s_subst, i + r, j0);
+            up_left_h = left.h;
+            up_left_w1 = left.w1;
+            up_left_w2 = left.w2;
         }
-        up_left_h = start_b.h;
-        up_left_w1 = start_b.w1;
-        up_left_w2 = start_b.w2;
+        next = read_boundary(bnd, (size_t)(i + ROWS) * stride);
+        next_a = A[i + ROWS - 1];
+        rows<FINAL>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
+        if (!FINAL) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) write_boundary(bnd, (size_t)(i + r) * stride, w[r]);
+        }
     }
-    if (i < la) {  // one more row before the last one
+    for (; i < la; i++) {  // the rows left before the last one, one at a time
         Walk w = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, i, j0);
         up_left_h = next.h;
         up_left_w1 = next.w1;

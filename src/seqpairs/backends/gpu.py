@@ -15,6 +15,7 @@ from .cpu import MAX_LENGTH, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
 STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
+ROWS = 2  # rows in flight per thread
 BLOCK = 128
 MAX_REGISTERS = 168  # per thread: 12 warps per SM; None: the compiler's choice
 NAME = "gpu"
@@ -35,11 +36,11 @@ def available() -> bool:
 
 
 @functools.cache
-def _kernel(strip: int, max_registers: int | None):
+def _kernel(strip: int, rows: int, max_registers: int | None):
     import cupy
 
     source = (KERNEL_DIR / "seqdist.cu").read_text()
-    options = (f"-DSTRIP={strip}", "--std=c++17")
+    options = (f"-DSTRIP={strip}", f"-DROWS={rows}", "--std=c++17")
     if max_registers:
         options += (f"--maxrregcount={max_registers}",)
     module = cupy.RawModule(code=source, options=options)
@@ -52,7 +53,7 @@ def batch_size(max_rows: int, free_bytes: int, fraction: float = 0.5) -> int:
     return max(BLOCK, int(free_bytes * fraction) // per_pair // BLOCK * BLOCK)
 
 
-def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, block=BLOCK,
+def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS, block=BLOCK,
             max_registers=MAX_REGISTERS):
     """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
 
@@ -66,7 +67,7 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, block=BLO
     if lengths.max() > MAX_LENGTH:
         raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
                         f"of {MAX_LENGTH} bp")
-    kernel = _kernel(strip, max_registers)
+    kernel = _kernel(strip, rows, max_registers)
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     d_subst = cupy.asarray(SEQDIST_SUBST.ravel())
 
