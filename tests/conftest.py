@@ -18,3 +18,16 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real datasets not found at {SHARED_DATA} (../shared/data beside the checkout)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `seqpairs ARGS...` in-process; returns (exit code, stdout, stderr)."""
+    from seqpairs.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

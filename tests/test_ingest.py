@@ -12,7 +12,6 @@ from Bio import SeqIO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import seqpairs.cli
 from seqpairs.errors import UserError
 from seqpairs.ingest import ingest, parse_input, sample_name
 
@@ -61,19 +60,6 @@ UUUUAAAA
 +
 IIIIIIII
 """
-
-
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """seqpairs.cli.main with only the stages under test registered; returns (code, out, err)."""
-    monkeypatch.setattr(seqpairs.cli, "STAGES", ("simulate", "ingest"))
-
-    def run(*argv):
-        code = seqpairs.cli.main([str(a) for a in argv])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
 
 
 @pytest.fixture

@@ -14,26 +14,11 @@ from seqpairs.simulate import Params, make_community, text
 FILES = ["references.fasta", "sample1.fastq.gz", "sample2.fastq.gz", "sample3.fastq.gz", "truth.tsv"]
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """seqpairs.cli.main with only the stages under test registered; returns (code, out, err)."""
-    monkeypatch.setattr(seqpairs.cli, "STAGES", ("simulate", "ingest"))
-
-    def run(*argv):
-        code = seqpairs.cli.main([str(a) for a in argv])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
-
-
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
     """The default community, written through the CLI."""
     out = tmp_path_factory.mktemp("sim")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(seqpairs.cli, "STAGES", ("simulate",))
-        assert seqpairs.cli.main(["simulate", "-o", str(out)]) == 0
+    assert seqpairs.cli.main(["simulate", "-o", str(out)]) == 0
     return out
 
 
@@ -92,7 +77,7 @@ def test_references_form_a_tree_at_the_divergence(default_run):
     assert 0 < len(copies) < len(headers)
     for name, parent, substitutions in copies:
         parent, n = parent.removeprefix("parent="), int(substitutions.removeprefix("substitutions="))
-        assert n == round(0.03 * len(references[parent]))
+        assert n == round(Params().divergence * len(references[parent]))
         assert len(references[name]) == len(references[parent])
         assert hamming(references[name], references[parent]) == n
     assert all(245 <= len(seq) <= 255 for seq in references.values())

@@ -45,7 +45,7 @@ class Params:
     substitution_rate: float = 0.004
     indel_rate: float = 0.001
     homopolymer_rate: float = 0.01
-    divergence: float = 0.03
+    divergence: float = 0.05
 
     def validate(self) -> None:
         for name in ("references", "samples", "reads"):
