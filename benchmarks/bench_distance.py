@@ -1,12 +1,15 @@
-"""Build, check and time the SeqDist distance kernels.
+"""Build, check and time the distance kernels (SeqDist, and integer affine with --affine).
 
-    python benchmarks/bench_distance.py [--lengths 250 400 1500] [--cells 6e11] [--e2e 13]
+    python benchmarks/bench_distance.py [--lengths 250 400 1500] [--cells 6e11] [--affine]
+                                        [--e2e 13]
 
 For each length: a family of sequences (a random root mutated at 10%, so alignments
 take realistic paths), the GPU kernel is checked bit for bit against the CPU backend on
 a sample of pairs, then timed on about --cells cells (best of --repeats). Prints GCUPS
 and alignments per second. With --e2e N, also times `seqpairs distance` end to end on
 2^N sequences of 400 bp with sparse output (--max-distance 0.3) and extrapolates to 2^18.
+--affine checks and times the integer affine kernel the same way (+2/-4, gaps 20+2,
+end gaps 2+1).
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from seqpairs.backends import cpu, gpu
+from seqpairs.affine import AffineScheme
+from seqpairs.backends import cpu, cpu_affine, gpu
 from seqpairs.sequences import encode
 
 
@@ -66,6 +70,28 @@ def _timed(align, pa, pb) -> float:
     return time.perf_counter() - start
 
 
+def affine_table(lengths, rng, cells: float, repeats: int) -> None:
+    """The integer affine kernel (vsearch-like scores: +2/-4, gaps 20+2, end gaps 2+1)."""
+    scheme = AffineScheme.dna(2, -4, 20, 2, 2, 1)
+    print("\naffine integer kernel\nlength\tpairs\tseconds\tGCUPS\talignments_per_s")
+    for length in lengths:
+        seqs = family(rng, 512, length)
+        codes, offsets = encode(seqs)
+        pa, pb = rng.integers(0, len(seqs), (2, 2000))
+        want = cpu_affine.align_pairs(codes, offsets, pa, pb, scheme)
+        got = gpu.affine_aligner(codes, offsets, scheme)(pa, pb)
+        if not all(np.array_equal(g, w) for g, w in zip(got, want)):
+            sys.exit("GPU affine results differ from the CPU backend")
+        seq_lengths = np.diff(offsets)
+        n = int(cells / seq_lengths.mean() ** 2)
+        pa, pb = rng.integers(0, len(seqs), (2, n))
+        work = float((seq_lengths[pa] * seq_lengths[pb]).sum())
+        align = gpu.affine_aligner(codes, offsets, scheme)
+        align(pa[:1000], pb[:1000])
+        best = min(_timed(align, pa, pb) for _ in range(repeats))
+        print(f"{length}\t{n}\t{best:.3f}\t{work / best / 1e9:.1f}\t{n / best:.3e}")
+
+
 def end_to_end(log2n: int, rng) -> None:
     n = 2**log2n
     seqs = []
@@ -93,6 +119,7 @@ def main() -> None:
     parser.add_argument("--cells", type=float, default=6e11, help="cells per timing")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
+    parser.add_argument("--affine", action="store_true", help="also check and time the affine kernel")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
                         help="strip widths to compare at 400 bp before the table")
     parser.add_argument("--rows", type=int, nargs="*", default=[gpu.ROWS],
@@ -121,6 +148,8 @@ def main() -> None:
         check(seqs, rng)
         n, work, seconds = time_kernel(seqs, rng, args.cells, args.repeats)
         print(f"{length}\t{n}\t{seconds:.3f}\t{work / seconds / 1e9:.1f}\t{n / seconds:.3e}")
+    if args.affine:
+        affine_table(args.lengths, rng, args.cells * 2, args.repeats)
     if args.e2e:
         end_to_end(args.e2e, rng)
 

@@ -78,17 +78,21 @@ def make_tiles(lengths: np.ndarray, bins: pd.DataFrame, tile_pairs: int) -> pd.D
     return pd.DataFrame(rows, columns=TILE_COLUMNS)
 
 
-def tile_pairs(tile, members: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs (i, j), i > j, of one tile (a row of the tiles table)."""
+def tile_pairs(tile, members, xp=np):
+    """The pairs (i, j), i > j, of one tile (a row of the tiles table).
+
+    `members` holds each bin's member indices as arrays of `xp` (NumPy, or CuPy to build
+    the pairs on the GPU).
+    """
     xs = members[tile.bin_a][tile.a_start:tile.a_end]
     ys = members[tile.bin_b][tile.b_start:tile.b_end]
     if tile.bin_a == tile.bin_b and tile.a_start == tile.b_start:
-        u, v = np.triu_indices(len(xs), k=1)
+        u, v = xp.triu_indices(len(xs), k=1)
         x, y = xs[u], xs[v]
     else:
-        x = np.repeat(xs, len(ys))
-        y = np.tile(ys, len(xs))
-    return np.maximum(x, y), np.minimum(x, y)
+        x = xp.repeat(xs, len(ys))
+        y = xp.tile(ys, len(xs))
+    return xp.maximum(x, y), xp.minimum(x, y)
 
 
 def read_table(path, columns) -> pd.DataFrame:

@@ -74,25 +74,29 @@ def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_
             candidate_identity=None, iddef=2, dense=False):
     """Distances of every pair in `tiles`. Returns (edges, dense distances or None)."""
     kernels = select_backend(backend)
+    # Pairs are built, aligned, filtered and compacted in the backend's own arrays (on the
+    # GPU for the GPU backend); only the kept pairs (and a dense output) reach the host.
+    xp, to_host = kernels.array_module(), kernels.to_host
     align = kernels.aligner(seqs.codes, seqs.offsets, threads=threads)
-    members = binning.bin_members(seqs.lengths, bins)
-    lengths = seqs.lengths
+    members = [xp.asarray(m) for m in binning.bin_members(seqs.lengths, bins)]
+    lengths = xp.asarray(seqs.lengths)
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
     kept = []
     progress = Progress(len(tiles), int(tiles["cells"].sum()))
     for group in batches(tiles, kernels.PAIRS_PER_BATCH):
-        pairs = [binning.tile_pairs(tile, members) for tile in group]
-        i = np.concatenate([p[0] for p in pairs])
-        j = np.concatenate([p[1] for p in pairs])
+        pairs = [binning.tile_pairs(tile, members, xp) for tile in group]
+        i = xp.concatenate([p[0] for p in pairs])
+        j = xp.concatenate([p[1] for p in pairs])
         cost, length, matches, aligned, leading = align(i, j)
         distance = cost / length
         if dense_out is not None:
-            dense_out[pair_index(i, j)] = distance
+            dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
         keep = distance <= max_distance
         if candidate_identity is not None:
             bound = upper_bound(iddef, lengths[i], lengths[j], length, matches, aligned, leading)
             keep |= bound >= candidate_identity
-        kept.append(tuple(a[keep] for a in (i, j, cost, length, matches, aligned, leading)))
+        kept.append(tuple(to_host(a[keep])
+                          for a in (i, j, cost, length, matches, aligned, leading)))
         progress.update(len(group), sum(int(tile.cells) for tile in group))
     cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
     edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,

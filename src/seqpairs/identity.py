@@ -22,13 +22,18 @@ import numpy as np
 IDDEFS = (0, 1, 2, 3, 4)
 
 
-def upper_bound(iddef: int, la, lb, length, matches, aligned, leading) -> np.ndarray:
-    """Upper bound (exact for iddef 0 and 2) on the identity of each pair's alignment."""
-    la, lb = np.asarray(la, dtype=np.float64), np.asarray(lb, dtype=np.float64)
-    length = np.asarray(length, dtype=np.float64)
-    m = np.asarray(matches, dtype=np.float64)
-    aligned = np.asarray(aligned, dtype=np.float64)
-    leading = np.asarray(leading, dtype=np.float64)
+def _float(x):
+    """x as float64, keeping its array module (NumPy or CuPy)."""
+    return x.astype(np.float64) if hasattr(x, "astype") else np.float64(x)
+
+
+def upper_bound(iddef: int, la, lb, length, matches, aligned, leading):
+    """Upper bound (exact for iddef 0 and 2) on the identity of each pair's alignment.
+
+    Works on NumPy or CuPy arrays (ufuncs and operators only).
+    """
+    la, lb, length = _float(la), _float(lb), _float(length)
+    m, aligned, leading = _float(matches), _float(aligned), _float(leading)
     shorter, longer = np.minimum(la, lb), np.maximum(la, lb)
     # Every residue is in an aligned pair or a gap column, so with s mismatches and gi
     # internal gap columns (s + gi = aligned - m): columns = la + lb - m - s
@@ -40,7 +45,7 @@ def upper_bound(iddef: int, la, lb, length, matches, aligned, leading) -> np.nda
         return m / min_columns
     if iddef == 2:
         # columns without end gaps are exactly `aligned`; no aligned pair at all: 0
-        return np.where(aligned > 0, m / np.maximum(aligned, 1), 0.0)
+        return (aligned > 0) * m / np.maximum(aligned, 1)
     if iddef == 3:
         # mismatches + gap openings >= [s + gi > 0] + [leading gaps] + [trailing gaps];
         # trailing gap columns = columns - aligned - leading >= min_columns - aligned - leading

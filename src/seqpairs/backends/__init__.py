@@ -1,7 +1,9 @@
-"""Compute backends for the pairwise kernels: `cpu` (Numba) now, `gpu` (CuPy) later.
+"""Compute backends for the pairwise kernels: `cpu` (Numba) and `gpu` (CUDA through CuPy).
 
-Every backend computes, for each pair (A, B), the SeqDist alignment's
-cost (float64), length (SeqDist's normalising length), matches (identical columns)
-and aligned (columns from the first aligned pair on, trailing end gaps excluded), all
-bit-identical to the pure-Python reference in tests/reference.py.
+SeqDist scoring (cpu.py, gpu.aligner): per pair (A, B) the alignment's cost (float64)
+and counts (SeqDist's length, matches, aligned columns, leading end gaps), bit-identical
+to the pure-Python reference in tests/reference.py. Integer affine scoring
+(cpu_affine.py, gpu.affine_aligner, seqpairs.affine): score and length, identical to
+tests/reference_affine.py. Each backend module offers `array_module()` and `to_host()`
+so that the distance stage keeps pairs in the backend's own arrays.
 """

@@ -128,18 +128,28 @@ def _align_batch(codes, offsets, pa, pb, subst, cost, packed, max_len, chunk):
                                             subst, h_row, p_row)
 
 
-def unpack(packed: np.ndarray):
+def unpack(packed):
     """(length, matches, aligned, leading) int32 arrays from the packed counts.
 
     aligned: columns from the first to the last aligned pair (0 when there is none);
     leading: end-gap columns before the first aligned pair that the length counts.
+    Operators only, so that NumPy and CuPy arrays both work.
     """
     length = (packed & FIELD_MASK).astype(np.int32)
     matches = ((packed >> FIELD) & FIELD_MASK).astype(np.int32)
     first = ((packed >> FIRST_SHIFT) & FIELD_MASK).astype(np.int32)
     last = (packed >> LAST_SHIFT).astype(np.int32)
-    seen = first != FIELD_MASK
-    return length, matches, np.where(seen, last - first + 1, 0), np.where(seen, first - 1, length)
+    seen = (first != FIELD_MASK).astype(np.int32)
+    return length, matches, seen * (last - first + 1), seen * (first - 1) + (1 - seen) * length
+
+
+def array_module():
+    """The array module of this backend's inputs and outputs."""
+    return np
+
+
+def to_host(array):
+    return array
 
 
 def set_threads(threads: int | None) -> None:

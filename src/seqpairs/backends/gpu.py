@@ -1,6 +1,7 @@
 """CuPy GPU backend: the CUDA kernels of gpu_kernels/ through RawModule (NVRTC).
 
-Same interface and the same results, bit for bit, as backends/cpu.py.
+Same interface and the same results, bit for bit, as backends/cpu.py (SeqDist) and
+backends/cpu_affine.py (integer affine scoring).
 """
 from __future__ import annotations
 
@@ -15,14 +16,29 @@ from .cpu import MAX_LENGTH, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
 STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
-ROWS = 2  # rows in flight per thread
+ROWS = 2  # rows in flight per thread (SeqDist kernel)
 BLOCK = 128
 MAX_REGISTERS = 168  # per thread: 12 warps per SM; None: the compiler's choice
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
-# Device memory per pair besides the boundary column: pair ids, cost and counts.
+# Device memory per pair besides the boundary column: pair ids and outputs.
 PAIR_BYTES = 8 + 8 + 8 + 8
+# Boundary column bytes per row: SeqDist (cost, two count words, letter); affine (H, E, counts).
+SEQDIST_ROW_BYTES = 8 + 4 + 4 + 1
+AFFINE_ROW_BYTES = 4 + 4 + 4
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # no valid packed counts look like this
+INT_POISON = np.int32(-(2**31))  # below any score; lengths are positive
+
+
+def array_module():
+    """The array module of this backend's inputs and outputs: CuPy (device arrays)."""
+    import cupy
+
+    return cupy
+
+
+def to_host(array):
+    return array.get()
 
 
 def available() -> bool:
@@ -36,21 +52,53 @@ def available() -> bool:
 
 
 @functools.cache
-def _kernel(strip: int, rows: int, max_registers: int | None):
+def _kernel(source: str, name: str, options: tuple[str, ...]):
     import cupy
 
-    source = (KERNEL_DIR / "seqdist.cu").read_text()
-    options = (f"-DSTRIP={strip}", f"-DROWS={rows}", "--std=c++17")
-    if max_registers:
-        options += (f"--maxrregcount={max_registers}",)
-    module = cupy.RawModule(code=source, options=options)
-    return module.get_function("seqdist_pairs")
+    code = (KERNEL_DIR / source).read_text()
+    return cupy.RawModule(code=code, options=("--std=c++17", *options)).get_function(name)
 
 
-def batch_size(max_rows: int, free_bytes: int, fraction: float = 0.5) -> int:
+def _options(strip: int, max_registers: int | None, *defines: str) -> tuple[str, ...]:
+    options = (f"-DSTRIP={strip}", *defines)
+    return options + ((f"--maxrregcount={max_registers}",) if max_registers else ())
+
+
+def batch_size(max_rows: int, row_bytes: int, free_bytes: int, fraction: float = 0.5) -> int:
     """Pairs per launch so that the boundary column and outputs use `fraction` of free memory."""
-    per_pair = (max_rows + 1) * (8 + 4 + 4 + 1) + PAIR_BYTES
+    per_pair = (max_rows + 1) * row_bytes + PAIR_BYTES
     return max(BLOCK, int(free_bytes * fraction) // per_pair // BLOCK * BLOCK)
+
+
+def _check_lengths(lengths: np.ndarray) -> None:
+    if lengths.max() > MAX_LENGTH:
+        raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
+                        f"of {MAX_LENGTH} bp")
+
+
+def _launches(pa, pb, lengths, row_bytes: int, max_batch: int | None, block: int, launch):
+    """Run `launch(grid, block, d_pa, d_pb, m, rows)` over batches that fit the device.
+
+    pa, pb and the sequence lengths are device arrays.
+
+    `launch` returns the batch's outputs as device arrays; they come back concatenated,
+    on the device.
+    """
+    import cupy
+
+    n = len(pa)
+    max_rows = int(lengths[pa].max())
+    step = batch_size(max_rows, row_bytes, cupy.cuda.runtime.memGetInfo()[0])
+    if max_batch:
+        step = min(step, max_batch)
+    parts = []
+    for start in range(0, n, step):
+        m = min(step, n - start)
+        grid = ((m + block - 1) // block,)
+        outputs = launch(grid, (block,), pa[start:start + m], pb[start:start + m], m,
+                         (max_rows + 1) * m)
+        parts.append(outputs)
+    return [cupy.concatenate(column) for column in zip(*parts)]
 
 
 def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS, block=BLOCK,
@@ -58,48 +106,89 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS
     """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
 
     The sequences go to the device once. Returns cost (float64) and length, matches,
-    aligned, leading (int32), like the CPU backend. `threads` is the CPU backend's and
-    is ignored here.
+    aligned, leading (int32), like the CPU backend: as device arrays for device inputs,
+    as host arrays for host inputs. `threads` is the CPU backend's and is ignored here.
     """
     import cupy
 
-    lengths = np.diff(offsets)
-    if lengths.max() > MAX_LENGTH:
-        raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
-                        f"of {MAX_LENGTH} bp")
-    kernel = _kernel(strip, rows, max_registers)
+    _check_lengths(np.diff(offsets))
+    kernel = _kernel("seqdist.cu", "seqdist_pairs",
+                     _options(strip, max_registers, f"-DROWS={rows}"))
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    lengths = cupy.diff(d_offsets)
     d_subst = cupy.asarray(SEQDIST_SUBST.ravel())
 
+    def launch(grid, block_shape, d_pa, d_pb, m, rows_total):
+        # Poisoned outputs: a pair the kernel did not write stays NaN and is caught below.
+        d_cost = cupy.full(m, np.nan, dtype=cupy.float64)
+        d_packed = cupy.full(m, POISON, dtype=cupy.uint64)
+        kernel(grid, block_shape, (
+            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst,
+            cupy.empty(rows_total, dtype=cupy.float64), cupy.empty(rows_total, dtype=cupy.uint32),
+            cupy.empty(rows_total, dtype=cupy.uint32), cupy.empty(rows_total, dtype=cupy.uint8),
+            d_cost, d_packed))
+        return d_cost, d_packed
+
     def align(pa, pb):
-        pa = np.ascontiguousarray(pa, dtype=np.int64)
-        pb = np.ascontiguousarray(pb, dtype=np.int64)
-        n = len(pa)
-        cost = np.empty(n, dtype=np.float64)
-        packed = np.empty(n, dtype=np.int64)
-        if n == 0:
-            return (cost, *unpack(packed))
-        max_rows = int(lengths[pa].max())
-        step = batch_size(max_rows, cupy.cuda.runtime.memGetInfo()[0])
-        if max_batch:
-            step = min(step, max_batch)
-        for start in range(0, n, step):
-            m = min(step, n - start)
-            rows = (max_rows + 1) * m
-            # Poisoned outputs: a pair the kernel did not write stays NaN and is caught below.
-            d_cost = cupy.full(m, np.nan, dtype=cupy.float64)
-            d_packed = cupy.full(m, POISON, dtype=cupy.uint64)
-            kernel(((m + block - 1) // block,), (block,), (
-                d_codes, d_offsets, cupy.asarray(pa[start:start + m]),
-                cupy.asarray(pb[start:start + m]), np.int32(m), d_subst,
-                cupy.empty(rows, dtype=cupy.float64), cupy.empty(rows, dtype=cupy.uint32),
-                cupy.empty(rows, dtype=cupy.uint32), cupy.empty(rows, dtype=cupy.uint8),
-                d_cost, d_packed))
-            cost[start:start + m] = d_cost.get()
-            packed[start:start + m] = d_packed.get().view(np.int64)
-        unwritten = np.isnan(cost) | (packed == np.int64(-1))
-        if unwritten.any():
-            raise RuntimeError(f"GPU kernel left {int(unwritten.sum())} of {n} results unwritten")
-        return (cost, *unpack(packed))
+        on_host = isinstance(pa, np.ndarray)
+        pa = cupy.ascontiguousarray(cupy.asarray(pa), dtype=cupy.int64)
+        pb = cupy.ascontiguousarray(cupy.asarray(pb), dtype=cupy.int64)
+        if len(pa) == 0:
+            cost, packed = cupy.empty(0), cupy.empty(0, dtype=cupy.int64)
+        else:
+            cost, packed = _launches(pa, pb, lengths, SEQDIST_ROW_BYTES, max_batch, block,
+                                     launch)
+            packed = packed.view(cupy.int64)
+            unwritten = int((cupy.isnan(cost) | (packed == -1)).sum())
+            if unwritten:
+                raise RuntimeError(f"GPU kernel left {unwritten} of {len(pa)} results unwritten")
+        out = (cost, *unpack(packed))
+        return tuple(a.get() for a in out) if on_host else out
+
+    return align
+
+
+def affine_aligner(codes, offsets, scheme, max_batch=None, strip=STRIP, block=BLOCK,
+                   max_registers=MAX_REGISTERS):
+    """A function (pa, pb) -> (score, length) int32 arrays under an AffineScheme, on the GPU.
+
+    Same results as backends.cpu_affine. Substitution scores must fit int8 (the kernel
+    packs a column's four scores in one word).
+    """
+    import cupy
+
+    _check_lengths(np.diff(offsets))
+    matrix = scheme.matrix()
+    if matrix.min() < -128 or matrix.max() > 127:
+        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    kernel = _kernel("affine.cu", "affine_pairs", _options(strip, max_registers))
+    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    lengths = cupy.diff(d_offsets)
+    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
+    costs = tuple(np.int32(c) for c in (scheme.gap_open, scheme.gap_extend, scheme.end_open,
+                                         scheme.end_extend))
+
+    def launch(grid, block_shape, d_pa, d_pb, m, rows_total):
+        d_score = cupy.full(m, INT_POISON, dtype=cupy.int32)
+        d_length = cupy.full(m, INT_POISON, dtype=cupy.int32)
+        kernel(grid, block_shape, (
+            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs,
+            cupy.empty(rows_total, dtype=cupy.int32), cupy.empty(rows_total, dtype=cupy.int32),
+            cupy.empty(rows_total, dtype=cupy.uint32), d_score, d_length))
+        return d_score, d_length
+
+    def align(pa, pb):
+        on_host = isinstance(pa, np.ndarray)
+        pa = cupy.ascontiguousarray(cupy.asarray(pa), dtype=cupy.int64)
+        pb = cupy.ascontiguousarray(cupy.asarray(pb), dtype=cupy.int64)
+        if len(pa) == 0:
+            score = length = cupy.empty(0, dtype=cupy.int32)
+        else:
+            score, length = _launches(pa, pb, lengths, AFFINE_ROW_BYTES, max_batch, block,
+                                      launch)
+            unwritten = int((length == INT_POISON).sum())
+            if unwritten:
+                raise RuntimeError(f"GPU kernel left {unwritten} of {len(pa)} results unwritten")
+        return (score.get(), length.get()) if on_host else (score, length)
 
     return align

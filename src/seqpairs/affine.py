@@ -1,0 +1,105 @@
+"""Integer affine-gap global alignment schemes (Needleman-Wunsch-Gotoh), as data.
+
+`AffineScheme`'s docstring is the contract that the CPU (backends/cpu_affine.py) and
+GPU kernels follow bit for bit, and that tests/reference_affine.py implements plainly.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import UserError
+from .sequences import ALPHABET
+
+NEG = -(1 << 30)  # score of an impossible state
+# Bound on every cost and |substitution score|: a path has at most 2 * MAX_LENGTH (< 2**15)
+# columns, each worth at most 2 * MAX_COST, so every real score stays far above NEG and no
+# int32 arithmetic of the recurrence overflows.
+MAX_COST = 10_000
+
+
+@dataclass(frozen=True)
+class AffineScheme:
+    """Scores of an integer global alignment, maximised; all arithmetic in int32.
+
+    subst[a][b] scores letter code a of A against code b of B (codes A=0, C=1, T=2, G=3).
+    It is stored as a tuple of 4 tuples of 4 ints, so schemes hash and compare by value;
+    `matrix()` gives it as an array. A gap of length k costs open + k * extend (NCBI's
+    convention; linear gaps: open 0), with `gap_*` inside the alignment and `end_*` for
+    terminal gaps. All costs are >= 0; costs and |subst| are at most MAX_COST.
+
+    A (length la >= 1) runs down the rows, B (lb >= 1) along the columns. Cell (i, j),
+    0 <= i <= la, 0 <= j <= lb, has three states, each a score and a length (alignment
+    columns of its best path): H (best), E (ends with B[j-1] against a gap, horizontal),
+    F (ends with A[i-1] against a gap, vertical).
+      Gap costs: row i's horizontal (oh, eh) = (end_open, end_extend) if i in (0, la),
+      else (gap_open, gap_extend); column j's vertical (ov, ev) likewise with j in (0, lb).
+      Borders: H(0,0) = 0, length 0. j >= 1: H(0,j) = E(0,j) = -(end_open + j*end_extend),
+      length j, F(0,j) = NEG (length 0). i >= 1: H(i,0) = F(i,0) = -(end_open + i*end_extend),
+      length i, E(i,0) = NEG (length 0). NEG = -(1 << 30).
+      Interior (i, j >= 1), ties extend a gap rather than open one:
+        E = H(i,j-1) - oh - eh, length LH(i,j-1) + 1  if that is > E(i,j-1) - eh,
+            else E(i,j-1) - eh, length LE(i,j-1) + 1;
+        F = H(i-1,j) - ov - ev, length LH(i-1,j) + 1  if that is > F(i-1,j) - ev,
+            else F(i-1,j) - ev, length LF(i-1,j) + 1;
+        D = H(i-1,j-1) + subst[A[i-1]][B[j-1]], length LH(i-1,j-1) + 1;
+        H = the first of D, E, F (in that order) whose score is the maximum, with its length.
+    Result of a pair: score H(la,lb) and length LH(la,lb).
+    """
+
+    subst: tuple[tuple[int, ...], ...]
+    gap_open: int
+    gap_extend: int
+    end_open: int
+    end_extend: int
+
+    def __post_init__(self):
+        rows = _subst_rows(self.subst)
+        object.__setattr__(self, "subst", rows)
+        for name in ("gap_open", "gap_extend", "end_open", "end_extend"):
+            value = _integer(getattr(self, name), name)
+            if not 0 <= value <= MAX_COST:
+                raise UserError(f"affine scheme: {name} must be between 0 and {MAX_COST}, "
+                                f"got {value}")
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def dna(cls, match: int, mismatch: int, gap_open: int, gap_extend: int,
+            end_open: int | None = None, end_extend: int | None = None) -> AffineScheme:
+        """Match/mismatch scores; end gap costs default to the interior ones."""
+        subst = tuple(tuple(match if a == b else mismatch for b in range(4)) for a in range(4))
+        return cls(subst, gap_open, gap_extend,
+                   gap_open if end_open is None else end_open,
+                   gap_extend if end_extend is None else end_extend)
+
+    def matrix(self) -> np.ndarray:
+        """subst as a C-contiguous int32 4x4 array (a fresh copy)."""
+        return np.array(self.subst, dtype=np.int32)
+
+
+def _integer(value, name: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise UserError(f"affine scheme: {name} must be an integer, got {value!r}") from None
+
+
+def _subst_rows(subst) -> tuple[tuple[int, ...], ...]:
+    """subst as a tuple of 4 tuples of 4 ints, validated."""
+    shape_error = UserError(f"affine scheme: subst must be 4x4 (letters {ALPHABET}), got {subst!r}")
+    try:
+        rows = [list(row) for row in subst]
+    except TypeError:
+        raise shape_error from None
+    if len(rows) != 4 or any(len(row) != 4 for row in rows):
+        raise shape_error
+    out = []
+    for a, row in enumerate(rows):
+        values = tuple(_integer(v, f"subst[{ALPHABET[a]}]") for v in row)
+        if any(abs(v) > MAX_COST for v in values):
+            raise UserError(f"affine scheme: subst[{ALPHABET[a]}] = {values} exceeds "
+                            f"+-{MAX_COST}")
+        out.append(values)
+    return tuple(out)

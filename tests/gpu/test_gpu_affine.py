@@ -1,0 +1,60 @@
+"""GPU affine integer kernel against the CPU backend: scores and lengths equal.
+
+Marked `gpu`; skipped where CuPy sees no CUDA device.
+"""
+import numpy as np
+import pytest
+
+from seqpairs.affine import AffineScheme
+from seqpairs.backends import cpu_affine, gpu
+from seqpairs.sequences import encode
+
+from .test_gpu_distance import random_pairs, read_acgt
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu.available(), reason="no CUDA GPU visible to CuPy"),
+]
+
+SCHEMES = {
+    "linear": AffineScheme.dna(1, -1, 0, 1, 0, 1),
+    "affine": AffineScheme.dna(2, -4, 20, 2),
+    "cheap ends": AffineScheme.dna(2, -4, 20, 2, 2, 1),
+    "dear ends": AffineScheme.dna(5, -4, 10, 1, 30, 3),
+    "free ends": AffineScheme.dna(2, -3, 5, 2, 0, 0),
+}
+
+
+def compare(seqs, pa, pb, scheme, max_batch=None):
+    codes, offsets = encode(seqs)
+    want = cpu_affine.align_pairs(codes, offsets, pa, pb, scheme)
+    got = gpu.affine_aligner(codes, offsets, scheme, max_batch=max_batch)(pa, pb)
+    assert np.array_equal(got[0], want[0]), "scores differ"
+    assert np.array_equal(got[1], want[1]), "lengths differ"
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_mixed_lengths_1_to_3000(name):
+    rng = np.random.default_rng(21)
+    lengths = np.concatenate([np.arange(1, 40), rng.integers(40, 3001, 60)])
+    base = "".join(rng.choice(list("ACGT"), 3000))
+    seqs = [base[:n] if rng.random() < 0.5 else "".join(rng.choice(list("ACGT"), n))
+            for n in lengths]
+    pa, pb = random_pairs(rng, len(seqs), 1500)
+    compare(seqs, pa, pb, SCHEMES[name], max_batch=512)
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
+def test_real_datasets(shared_data, name):
+    seqs = read_acgt(shared_data / name, 300)
+    rng = np.random.default_rng(22)
+    pa, pb = random_pairs(rng, len(seqs), 800)
+    compare(seqs, pa, pb, SCHEMES["cheap ends"])
+
+
+def test_scores_outside_int8_are_refused():
+    from seqpairs.errors import UserError
+
+    codes, offsets = encode(["ACGT", "ACGA"])
+    with pytest.raises(UserError, match="-128 and 127"):
+        gpu.affine_aligner(codes, offsets, AffineScheme.dna(200, -4, 20, 2))

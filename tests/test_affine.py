@@ -1,0 +1,255 @@
+"""Exactness of the CPU affine kernel: against the spec's reference, hand-worked cases and parasail."""
+import gzip
+import itertools
+
+import numpy as np
+import pytest
+from Bio import SeqIO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_affine
+from seqpairs.affine import MAX_COST, AffineScheme
+from seqpairs.backends.cpu import MAX_LENGTH
+from seqpairs.backends.cpu_affine import align_pairs, aligner
+from seqpairs.errors import UserError
+from seqpairs.sequences import encode
+
+# dna(match, mismatch, gap_open, gap_extend[, end_open, end_extend])
+SCHEMES = {
+    "linear": AffineScheme.dna(2, -3, 0, 3),
+    "affine": AffineScheme.dna(2, -4, 5, 2),
+    "cheap_ends": AffineScheme.dna(2, -4, 5, 2, end_open=1, end_extend=1),
+    "dear_ends": AffineScheme.dna(2, -4, 3, 1, end_open=8, end_extend=3),
+    "free_ends": AffineScheme.dna(2, -4, 5, 2, end_open=0, end_extend=0),
+    "c005": AffineScheme.dna(2, -4, 20, 2, end_open=2, end_extend=1),
+    # a mismatch scores the same as one gap each way: many ties between paths of
+    # different lengths, so lengths show the tie rules
+    "ties": AffineScheme.dna(1, -2, 0, 1),
+    # every path scores 0: the length is decided by the tie rules alone
+    "zero": AffineScheme.dna(0, 0, 0, 0),
+    # no symmetry: catches A/B swapped or a wrong letter order
+    "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3), (-2, -5, -4, 4)),
+                               4, 1, 2, 2),
+}
+# The schemes parasail can check: end gaps cost as interior ones, match/mismatch only.
+PARASAIL_DNA = {"linear": (2, -3, 0, 3), "affine": (2, -4, 5, 2), "ties": (1, -2, 0, 1),
+                "c005": (2, -4, 20, 2)}
+
+
+def kernel(pairs, scheme):
+    """(score, length) int32 arrays of the CPU kernel on a list of (A, B) strings."""
+    seqs = [s for pair in pairs for s in pair]
+    codes, offsets = encode(seqs)
+    idx = np.arange(len(pairs))
+    return align_pairs(codes, offsets, 2 * idx, 2 * idx + 1, scheme)
+
+
+def check_against_reference(pairs, scheme):
+    score, length = kernel(pairs, scheme)
+    assert score.dtype == length.dtype == np.int32
+    for k, (a, b) in enumerate(pairs):
+        assert (score[k], length[k]) == reference_affine.align(a, b, scheme), (a, b)
+
+
+def random_seq(rng, n, letters="ACGT"):
+    return "".join(rng.choice(list(letters), n))
+
+
+def mutate(rng, s, rate, letters="ACGT"):
+    """Substitutions, deletions and homopolymer-style insertions at about `rate` per letter."""
+    out = []
+    for c in s:
+        r = rng.random()
+        if r < rate / 3:
+            continue
+        if r < 2 * rate / 3:
+            out.append(c * int(rng.integers(2, 4)))
+        elif r < rate:
+            out.append(rng.choice(list(letters)))
+        else:
+            out.append(c)
+    return "".join(out) or s
+
+
+def random_pairs(seed, n, letters="ACGT", max_len=40):
+    """Pairs of lengths 1..max_len, 60% related (mutated copies), the rest unrelated."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(n):
+        a = random_seq(rng, int(rng.integers(1, max_len + 1)), letters)
+        if rng.random() < 0.6:
+            b = mutate(rng, a, 0.15, letters)[:max_len]
+        else:
+            b = random_seq(rng, int(rng.integers(1, max_len + 1)), letters)
+        pairs.append((a, b))
+    return pairs
+
+
+def c005_reads(shared_data, n):
+    with gzip.open(shared_data / "C005_454.fa.gz", "rt") as fh:
+        return [str(r.seq) for _, r in zip(range(n), SeqIO.parse(fh, "fasta"))]
+
+
+def c005_pairs(shared_data, n, seed):
+    seqs = c005_reads(shared_data, 2094)
+    rng = np.random.default_rng(seed)
+    return [(seqs[i], seqs[j]) for i, j in rng.choice(len(seqs), size=(n, 2)) if i != j]
+
+
+@pytest.fixture
+def parasail():
+    return pytest.importorskip("parasail", reason="parasail not installed (pip install parasail)")
+
+
+# --- the reference itself, on cases worked by hand from the spec ---
+
+@pytest.mark.parametrize("a, b, scheme, expected", [
+    ("ACGT", "ACGT", SCHEMES["affine"], (8, 4)),
+    # one interior gap of 4 costs open + 4 * extend = 7; the end gaps are dear
+    ("AAAACCCCAAAA", "AAAAAAAA", AffineScheme.dna(2, -4, 3, 1, 50, 50), (16 - 7, 12)),
+    # a leading end gap of 2 costs 1 + 2 * 1
+    ("ACGTAC", "GTAC", SCHEMES["cheap_ends"], (8 - 3, 6)),
+    # mismatch -4 beats two end gaps of 8 + 3 each
+    ("A", "C", SCHEMES["dear_ends"], (-4, 1)),
+    # free end gaps: A- / -C scores 0 > -4; E and F tie at 0 and E wins: length 2
+    ("A", "C", SCHEMES["free_ends"], (0, 2)),
+    # all ties: D first, so the path is diagonal as long as it can be
+    ("A", "AA", SCHEMES["zero"], (0, 2)),
+    ("AAA", "A", SCHEMES["zero"], (0, 3)),
+])
+def test_reference_hand_worked(a, b, scheme, expected):
+    assert reference_affine.align(a, b, scheme) == expected
+    check_against_reference([(a, b)], scheme)
+
+
+# --- the kernel against the reference ---
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_random_pairs_match_reference(name):
+    pairs = random_pairs(seed=11, n=60)
+    pairs += random_pairs(seed=12, n=30, letters="AT")  # homopolymer-rich
+    check_against_reference(pairs + [(b, a) for a, b in pairs], SCHEMES[name])
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_one_letter_sequences(name):
+    """la = 1 or lb = 1: every letter against every sequence of 1 to 3 letters, and long ones."""
+    short = ["".join(t) for n in (1, 2, 3) for t in itertools.product("ACGT", repeat=n)]
+    rng = np.random.default_rng(5)
+    long = [random_seq(rng, n) for n in (10, 25, 40)]
+    pairs = [(x, s) for x in "ACGT" for s in short + long]
+    check_against_reference(pairs + [(b, a) for a, b in pairs], SCHEMES[name])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text("ACGT", min_size=1, max_size=40), st.text("ACGT", min_size=1, max_size=40),
+       st.sampled_from(sorted(SCHEMES)))
+def test_property_kernel_equals_reference(a, b, name):
+    check_against_reference([(a, b), (b, a)], SCHEMES[name])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text("AT", min_size=1, max_size=30), st.text("AT", min_size=1, max_size=30),
+       st.sampled_from(sorted(SCHEMES)))
+def test_property_homopolymer_rich(a, b, name):
+    check_against_reference([(a, b)], SCHEMES[name])
+
+
+def test_c005_pairs_match_reference(shared_data):
+    pairs = c005_pairs(shared_data, 4, seed=4)
+    check_against_reference(pairs, SCHEMES["c005"])
+
+
+# --- scores against parasail ---
+# parasail charges `open` for a gap's first letter and `extend` for each further one, so
+# NCBI's open + k * extend is parasail's (open + extend, extend). Its nw charges end gaps like
+# interior ones; its sg leaves all end gaps free but never ends on the all-gaps alignment
+# (score 0 here), so with free end gaps our score is max(sg, 0). Only scores are compared:
+# parasail's stats break ties between equal-scoring paths its own way.
+
+def parasail_scores(parasail, pairs, params, mode="nw"):
+    match, mismatch, gap_open, gap_extend = params
+    matrix = parasail.matrix_create("ACGT", match, mismatch)
+    fn = parasail.nw_scan_32 if mode == "nw" else parasail.sg_scan_32
+    return [fn(a, b, gap_open + gap_extend, gap_extend, matrix).score for a, b in pairs]
+
+
+@pytest.mark.parametrize("name", sorted(PARASAIL_DNA))
+def test_random_pairs_match_parasail_nw(parasail, name):
+    pairs = random_pairs(seed=21, n=300) + random_pairs(seed=22, n=100, letters="AT")
+    score, _ = kernel(pairs, AffineScheme.dna(*PARASAIL_DNA[name]))
+    assert score.tolist() == parasail_scores(parasail, pairs, PARASAIL_DNA[name])
+
+
+@pytest.mark.parametrize("params", [(2, -4, 5, 2), (2, -3, 0, 3)])
+def test_free_end_gaps_match_parasail_sg(parasail, params):
+    pairs = random_pairs(seed=23, n=300)
+    score, _ = kernel(pairs, AffineScheme.dna(*params, end_open=0, end_extend=0))
+    expected = [max(s, 0) for s in parasail_scores(parasail, pairs, params, mode="sg")]
+    assert score.tolist() == expected
+    assert min(parasail_scores(parasail, pairs, params, mode="sg")) < 0  # the max matters
+
+
+def test_c005_pairs_match_parasail(parasail, shared_data):
+    pairs = c005_pairs(shared_data, 100, seed=7)
+    assert len(pairs) > 90
+    params = PARASAIL_DNA["c005"]
+    score, _ = kernel(pairs, AffineScheme.dna(*params))
+    assert score.tolist() == parasail_scores(parasail, pairs, params)
+    score, _ = kernel(pairs, AffineScheme.dna(*params, end_open=0, end_extend=0))
+    assert score.tolist() == [max(s, 0) for s in parasail_scores(parasail, pairs, params, "sg")]
+
+
+# --- the scheme and the API ---
+
+def test_scheme_values():
+    s = AffineScheme.dna(2, -4, 20, 2)
+    assert (s.end_open, s.end_extend) == (20, 2)  # end costs default to the interior ones
+    m = s.matrix()
+    assert m.dtype == np.int32 and m.shape == (4, 4) and m.flags.c_contiguous
+    assert np.array_equal(m, np.where(np.eye(4, dtype=bool), 2, -4))
+    # schemes compare and hash by value, whatever the subst was given as
+    same = AffineScheme(np.array(s.subst, dtype=np.int64), np.int32(20), 2, 20, 2)
+    assert same == s and hash(same) == hash(s) and len({s, same}) == 1
+    assert same.subst == s.subst and type(same.subst[0][0]) is int
+
+
+@pytest.mark.parametrize("field", ["gap_open", "gap_extend", "end_open", "end_extend"])
+def test_negative_cost_is_user_error(field):
+    costs = {"gap_open": 5, "gap_extend": 2, "end_open": 1, "end_extend": 1, field: -1}
+    with pytest.raises(UserError, match=f"{field} must be between 0 and"):
+        AffineScheme(SCHEMES["affine"].subst, **costs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"subst": ((1, 2), (3, 4))}, "subst must be 4x4"),
+    ({"subst": 5}, "subst must be 4x4"),
+    ({"subst": ((0.5,) * 4,) * 4}, "must be an integer"),
+    ({"subst": ((MAX_COST + 1,) * 4,) * 4}, "exceeds"),
+    ({"gap_open": 1.5}, "gap_open must be an integer"),
+    ({"end_extend": MAX_COST + 1}, "end_extend must be between"),
+])
+def test_bad_scheme_is_user_error(kwargs, message):
+    args = {"subst": SCHEMES["affine"].subst, "gap_open": 5, "gap_extend": 2, "end_open": 1,
+            "end_extend": 1, **kwargs}
+    with pytest.raises(UserError, match=message):
+        AffineScheme(**args)
+
+
+def test_too_long_sequence_is_user_error():
+    codes, offsets = encode(["ACGT", "A" * (MAX_LENGTH + 1)])
+    with pytest.raises(UserError, match="longer than the kernel's limit"):
+        align_pairs(codes, offsets, [0], [0], SCHEMES["affine"])
+
+
+def test_aligner_and_empty_input():
+    pairs = random_pairs(seed=31, n=20)
+    codes, offsets = encode([s for pair in pairs for s in pair])
+    idx = np.arange(len(pairs))
+    run = aligner(codes, offsets, SCHEMES["c005"], threads=1)
+    score, length = run(2 * idx, 2 * idx + 1)
+    expected = align_pairs(codes, offsets, 2 * idx, 2 * idx + 1, SCHEMES["c005"], threads=10_000)
+    assert np.array_equal(score, expected[0]) and np.array_equal(length, expected[1])
+    score, length = run([], [])
+    assert score.shape == length.shape == (0,) and score.dtype == np.int32
