@@ -50,15 +50,23 @@ def check(seqs, rng, pairs: int = 2000) -> None:
         sys.exit("GPU results differ from the CPU backend")
 
 
+AFFINE = AffineScheme.dna(2, -4, 20, 2, 2, 1)
+
+
 def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP,
-                max_registers: int | None = gpu.MAX_REGISTERS, rows: int = gpu.ROWS):
+                max_registers: int | None = gpu.MAX_REGISTERS, rows: int = gpu.ROWS,
+                kernel: str = "seqdist"):
     codes, offsets = encode(seqs)
     lengths = np.diff(offsets)
     mean_cells = lengths.mean() ** 2
     n = int(cells / mean_cells)
     pa, pb = rng.integers(0, len(seqs), (2, n))
     work = float((lengths[pa] * lengths[pb]).sum())
-    align = gpu.aligner(codes, offsets, strip=strip, rows=rows, max_registers=max_registers)
+    if kernel == "affine":
+        align = gpu.affine_aligner(codes, offsets, AFFINE, strip=strip,
+                                   max_registers=max_registers)
+    else:
+        align = gpu.aligner(codes, offsets, strip=strip, rows=rows, max_registers=max_registers)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
@@ -72,7 +80,7 @@ def _timed(align, pa, pb) -> float:
 
 def affine_table(lengths, rng, cells: float, repeats: int) -> None:
     """The integer affine kernel (vsearch-like scores: +2/-4, gaps 20+2, end gaps 2+1)."""
-    scheme = AffineScheme.dna(2, -4, 20, 2, 2, 1)
+    scheme = AFFINE
     print("\naffine integer kernel\nlength\tpairs\tseconds\tGCUPS\talignments_per_s")
     for length in lengths:
         seqs = family(rng, 512, length)
@@ -122,6 +130,8 @@ def main() -> None:
     parser.add_argument("--affine", action="store_true", help="also check and time the affine kernel")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
                         help="strip widths to compare at 400 bp before the table")
+    parser.add_argument("--sweep-kernel", choices=("seqdist", "affine"), default="seqdist",
+                        help="the kernel that --sweep compares")
     parser.add_argument("--rows", type=int, nargs="*", default=[gpu.ROWS],
                         help="rows in flight per thread for --sweep")
     parser.add_argument("--registers", type=int, nargs="*", default=[0, 128, 168],
@@ -140,9 +150,9 @@ def main() -> None:
             for rows in args.rows:
                 for regs in args.registers:
                     n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip,
-                                                   regs or None, rows)
-                    print(f"strip {strip}, rows {rows}, registers {regs or 'free'}: 400 bp, "
-                          f"{work / seconds / 1e9:.1f} GCUPS")
+                                                   regs or None, rows, args.sweep_kernel)
+                    print(f"{args.sweep_kernel} strip {strip}, rows {rows}, registers "
+                          f"{regs or 'free'}: 400 bp, {work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)
