@@ -158,6 +158,20 @@ def set_threads(threads: int | None) -> None:
                               numba.config.NUMBA_NUM_THREADS))
 
 
+def check_lengths(offsets) -> int:
+    """The longest sequence's length; a UserError if it is over the kernels' limit."""
+    max_len = int(np.diff(offsets).max())
+    if max_len > MAX_LENGTH:
+        raise UserError(f"a sequence of {max_len} bp is longer than the kernel's limit of "
+                        f"{MAX_LENGTH} bp")
+    return max_len
+
+
+def chunk_size(pairs: int) -> int:
+    """Pairs per parallel chunk: at least 8 chunks a thread, at most 256 pairs a chunk."""
+    return max(1, min(256, pairs // (8 * numba.get_num_threads()) or 1))
+
+
 def aligner(codes, offsets, threads: int | None = None):
     """A function (pa, pb) -> align_pairs(codes, offsets, pa, pb, threads)."""
     return functools.partial(align_pairs, codes, offsets, threads=threads)
@@ -174,10 +188,7 @@ def align_pairs(codes, offsets, pa, pb, threads: int | None = None):
     packed = np.empty(len(pa), dtype=np.int64)
     if len(pa):
         set_threads(threads)
-        max_len = int(np.diff(offsets).max())
-        if max_len > MAX_LENGTH:
-            raise UserError(f"a sequence of {max_len} bp is longer than the kernel's limit of "
-                            f"{MAX_LENGTH} bp")
-        chunk = max(1, min(256, len(pa) // (8 * numba.get_num_threads()) or 1))
-        _align_batch(codes, offsets, pa, pb, SEQDIST_SUBST, cost, packed, max_len, chunk)
+        max_len = check_lengths(offsets)
+        _align_batch(codes, offsets, pa, pb, SEQDIST_SUBST, cost, packed, max_len,
+                     chunk_size(len(pa)))
     return (cost, *unpack(packed))

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import functools
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 from ..affine import NEG, AffineScheme
-from ..errors import UserError
-from .cpu import MAX_LENGTH, set_threads
+from .cpu import check_lengths, chunk_size, set_threads
 
 NAME = "cpu"
 SHIFT = 32
@@ -159,12 +157,8 @@ def align_pairs(codes, offsets, pa, pb, scheme: AffineScheme, threads: int | Non
     length = np.empty(len(pa), dtype=np.int32)
     if len(pa):
         set_threads(threads)
-        max_len = int(np.diff(offsets).max())
-        if max_len > MAX_LENGTH:
-            raise UserError(f"a sequence of {max_len} bp is longer than the kernel's limit of "
-                            f"{MAX_LENGTH} bp")
-        chunk = max(1, min(256, len(pa) // (8 * numba.get_num_threads()) or 1))
+        max_len = check_lengths(offsets)
         _align_batch(codes, offsets, pa, pb, scheme.matrix(), scheme.gap_open,
                      scheme.gap_extend, scheme.end_open, scheme.end_extend,
-                     score, length, max_len, chunk)
+                     score, length, max_len, chunk_size(len(pa)))
     return score, length

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..scoring import SEQDIST_SUBST
-from .cpu import MAX_LENGTH, unpack
+from .cpu import check_lengths, unpack
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
 STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
@@ -70,12 +70,6 @@ def batch_size(max_rows: int, row_bytes: int, free_bytes: int, fraction: float =
     return max(BLOCK, int(free_bytes * fraction) // per_pair // BLOCK * BLOCK)
 
 
-def _check_lengths(lengths: np.ndarray) -> None:
-    if lengths.max() > MAX_LENGTH:
-        raise UserError(f"a sequence of {int(lengths.max())} bp is longer than the kernel's limit "
-                        f"of {MAX_LENGTH} bp")
-
-
 def _launches(pa, pb, lengths, row_bytes: int, max_batch: int | None, block: int, launch):
     """Run `launch(grid, block, d_pa, d_pb, m, rows)` over batches that fit the device.
 
@@ -111,7 +105,7 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS
     """
     import cupy
 
-    _check_lengths(np.diff(offsets))
+    check_lengths(offsets)
     kernel = _kernel("seqdist.cu", "seqdist_pairs",
                      _options(strip, max_registers, f"-DROWS={rows}"))
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
@@ -157,7 +151,7 @@ def affine_aligner(codes, offsets, scheme, max_batch=None, strip=STRIP, block=BL
     """
     import cupy
 
-    _check_lengths(np.diff(offsets))
+    check_lengths(offsets)
     matrix = scheme.matrix()
     if matrix.min() < -128 or matrix.max() > 127:
         raise UserError("the GPU kernel needs substitution scores between -128 and 127")
