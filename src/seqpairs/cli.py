@@ -10,7 +10,7 @@ import importlib
 import logging
 import sys
 
-from . import __version__
+from . import __version__, mpi
 from .errors import UserError
 
 STAGES = ("simulate", "ingest", "binning", "distance", "filter", "cluster")
@@ -32,13 +32,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    w = mpi.world()
+    where = f" rank {w.rank}/{w.size}" if w.size > 1 else ""
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s: %(message)s")
+                        format=f"%(asctime)s{where} %(name)s: %(message)s", force=True)
     try:
         args.func(args)
     except UserError as exc:
-        print(f"seqpairs: error: {exc}", file=sys.stderr)
+        # Input is checked alike on every rank before any of them talks to the others, so
+        # all of them stop here; one line is enough.
+        if w.root:
+            print(f"seqpairs: error: {exc}", file=sys.stderr)
         return 2
+    except Exception:
+        if w.size > 1:  # the other ranks would wait for this one forever
+            logging.getLogger("seqpairs").exception("rank %d failed; aborting all ranks", w.rank)
+            mpi.abort(w, 1)
+        raise
     except KeyboardInterrupt:
         print("seqpairs: interrupted", file=sys.stderr)
         return 130

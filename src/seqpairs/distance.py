@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from . import binning
+from . import binning, mpi
 from .distfiles import Edges, pair_index, write_condensed, write_edges, write_seqdist_text
 from .errors import UserError
 from .identity import IDDEFS, upper_bound
@@ -122,7 +122,20 @@ def load_tiles(args, seqs: SequenceSet):
     return bins, binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
 
 
+def gather(w: mpi.World, seqs: SequenceSet, edges: Edges, dense):
+    """Rank 0: every rank's kept pairs and dense outputs; other ranks: (None, None)."""
+    columns = mpi.gather_arrays(w, (edges.i, edges.j, edges.cost, edges.length, edges.matches,
+                                    edges.aligned, edges.leading))
+    dense = mpi.gather_dense(w, dense) if dense is not None else None
+    if not w.root:
+        return None, None
+    merged = Edges(seqs.n, edges.ids, *columns, max_distance=edges.max_distance,
+                   candidate_identity=edges.candidate_identity, iddef=edges.iddef)
+    return merged, dense
+
+
 def run(args) -> None:
+    w = mpi.world()
     if args.output:
         setattr(args, args.format, args.output)
     if not (args.edges or args.seqdist or args.condensed):
@@ -133,10 +146,21 @@ def run(args) -> None:
     if seqs.n < 2:
         raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     bins, tiles = load_tiles(args, seqs)
+    if w.size > 1:  # this rank's share of the tiles; the GPU of its node-local rank
+        tiles = tiles[mpi.assign(tiles, w.size) == w.rank]
+        if args.backend != "cpu":
+            from .backends import gpu
+
+            if gpu.available():
+                gpu.use_device(w.local_rank)
     edges, dense = compute(
         seqs, bins, tiles, backend=args.backend, threads=args.threads,
         max_distance=args.max_distance, candidate_identity=args.candidate_identity,
         iddef=args.iddef, dense=bool(args.seqdist or args.condensed))
+    if w.size > 1:
+        edges, dense = gather(w, seqs, edges, dense)
+        if not w.root:
+            return
     if args.edges:
         write_edges(args.edges, edges)
     if args.seqdist:

@@ -41,6 +41,13 @@ def to_host(array):
     return array.get()
 
 
+def use_device(local_rank: int) -> None:
+    """Make GPU local_rank (modulo the GPUs visible) the current device of this process."""
+    import cupy
+
+    cupy.cuda.Device(local_rank % cupy.cuda.runtime.getDeviceCount()).use()
+
+
 def available() -> bool:
     """True when CuPy imports and sees at least one CUDA device."""
     try:

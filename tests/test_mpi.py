@@ -1,0 +1,95 @@
+"""`seqpairs distance` as an MPI program: same bytes for any number of ranks."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqpairs import binning, mpi
+
+MPIEXEC = shutil.which("mpiexec")
+
+
+def test_assign_covers_every_tile_once_and_balances():
+    rng = np.random.default_rng(4)
+    lengths = rng.normal(400, 10, 500).astype(int)  # Savran et al.'s variable lengths
+    bins = binning.make_bins(lengths, 5)
+    tiles = binning.make_tiles(lengths, bins, 2000)
+    for size in (1, 2, 3, 4):
+        owner = mpi.assign(tiles, size)
+        assert set(owner) == set(range(size))
+        loads = np.bincount(owner, weights=tiles["cells"], minlength=size)
+        assert loads.sum() == tiles["cells"].sum()
+        # LPT: no rank above the mean by more than the largest tile
+        assert loads.max() - loads.mean() <= tiles["cells"].max()
+        assert np.array_equal(owner, mpi.assign(tiles, size))  # every rank agrees
+
+
+def test_assign_is_longest_first():
+    tiles = pd.DataFrame({"tile": range(5), "cells": [5, 9, 1, 7, 3]})
+    # 9 -> rank 0, 7 -> rank 1, 5 -> rank 1 (load 7 < 9), 3 -> rank 0, 1 -> rank 0 (12 = 12)
+    assert mpi.assign(tiles, 2).tolist() == [1, 0, 0, 1, 0]
+
+
+def test_without_a_launcher_is_a_single_process(monkeypatch):
+    for name in mpi.LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert mpi.world() == mpi.SINGLE
+
+
+def run_distance(args, ranks=None):
+    cmd = [sys.executable, "-m", "seqpairs", "-q", "distance", *args]
+    if ranks:
+        cmd = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_any_rank_count_gives_the_same_bytes(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    rng = np.random.default_rng(8)
+    base = "".join(rng.choice(list("ACGT"), 90))
+    seqs = []
+    for _ in range(70):  # a family of varied lengths, so the tiles differ in cost
+        s = list(base[: int(rng.integers(60, 91))])
+        for k in rng.integers(0, len(s), 6):
+            s[k] = rng.choice(list("ACGT"))
+        seqs.append("".join(s))
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+    bins, tiles = tmp_path / "bins.tsv", tmp_path / "tiles.tsv"
+    subprocess.run([sys.executable, "-m", "seqpairs", "-q", "bin", "-i", str(fasta), "--bins",
+                    str(bins), "--tiles", str(tiles), "--bin-width", "5", "--tile-pairs", "100"],
+                   check=True)
+
+    def outputs(name, ranks):
+        out = tmp_path / name
+        out.mkdir()
+        proc = run_distance(["-i", str(fasta), "--bins", str(bins), "--tiles", str(tiles),
+                             "--backend", "cpu", "--threads", "1", "--max-distance", "1.5",
+                             "--candidate-identity", "0.9", "--edges", str(out / "e.npz"),
+                             "--seqdist", str(out / "d.txt"), "--ids",
+                             "--condensed", str(out / "c.npy")], ranks)
+        assert proc.returncode == 0, proc.stderr
+        return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+    single = outputs("plain", None)
+    assert len(single) == 3
+    for ranks in (1, 2, 3, 4):
+        assert outputs(f"ranks{ranks}", ranks) == single, f"{ranks} ranks differ"
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_input_error_under_mpi_is_one_line(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = tmp_path / "bad.fasta"
+    fasta.write_text(">a\nACGT\n>b\nACXT\n")
+    proc = run_distance(["-i", str(fasta), "--edges", str(tmp_path / "e.npz")], 3)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("seqpairs:")]
+    assert errors == [f"seqpairs: error: {fasta}:b: letter 'X' is not A, C, G or T"]
+    assert "Traceback" not in proc.stderr
