@@ -1,0 +1,76 @@
+"""MPI scaling of the distance stage. Run it under MPI, once per rank count:
+
+    mpiexec -n P python benchmarks/bench_mpi.py [--log2n 15] [--sd 0] [--backend auto]
+
+2^N sequences of mean length 400 (normal lengths with --sd > 0, as Savran et al.'s
+table 4, else families of exactly 400 bp +- a few deletions). Every rank computes its
+share of the tiles (longest processing time first, GPU by node-local rank) exactly as
+`seqpairs distance` does and times it; rank 0 prints the wall time, each rank's time and
+the utilisation sum(rank times) / (P * max rank time). Parallel efficiency against one
+GPU is T1 / (P * TP) from two such runs.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from seqpairs import binning, distance, mpi
+from seqpairs.sequences import SequenceSet, encode
+
+
+def sequences(log2n: int, sd: float, seed: int = 2026) -> SequenceSet:
+    rng = np.random.default_rng(seed)
+    n = 2**log2n
+    root = rng.integers(0, 4, 2000)
+    lengths = np.clip(rng.normal(400, sd, n).round().astype(int), 50, 2000) if sd else \
+        np.full(n, 400)
+    seqs = []
+    for k in range(n):
+        s = root[:lengths[k]].copy()
+        hit = rng.random(lengths[k]) < 0.03
+        s[hit] = rng.integers(0, 4, hit.sum())
+        seqs.append("".join("ACTG"[c] for c in s))
+    codes, offsets = encode(seqs)
+    return SequenceSet([f"s{k}" for k in range(n)], seqs, np.ones(n, dtype=np.int64), codes,
+                       offsets)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log2n", type=int, default=15)
+    parser.add_argument("--sd", type=float, default=0.0, help="sd of the lengths (0: 400 bp)")
+    parser.add_argument("--backend", default="auto")
+    args = parser.parse_args()
+    w = mpi.world()
+    seqs = sequences(args.log2n, args.sd)
+    bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
+    tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
+    mine = tiles[mpi.assign(tiles, w.size) == w.rank] if w.size > 1 else tiles
+    if w.size > 1 and args.backend != "cpu":
+        from seqpairs.backends import gpu
+
+        if gpu.available():
+            gpu.use_device(w.local_rank)
+    distance.compute(seqs, bins, mine.iloc[:1], backend=args.backend)  # warm-up, compile
+    if w.comm is not None:
+        w.comm.Barrier()
+    start = time.perf_counter()
+    distance.compute(seqs, bins, mine, backend=args.backend, max_distance=0.3,
+                     candidate_identity=0.97)
+    own = time.perf_counter() - start
+    times = w.comm.gather(own, root=0) if w.comm is not None else [own]
+    if w.comm is not None:
+        w.comm.Barrier()
+    wall = time.perf_counter() - start
+    if w.root:
+        times = np.array(times)
+        print(f"ranks {w.size}, 2^{args.log2n} sequences, length sd {args.sd}: wall {wall:.1f} s, "
+              f"rank times {np.round(times, 1).tolist()}, "
+              f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
+              f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS")
+
+
+if __name__ == "__main__":
+    main()
