@@ -220,3 +220,25 @@ def test_more_threads_than_cores_is_capped():
     codes, offsets = encode(seqs)
     capped, *_ = align_pairs(codes, offsets, [1], [0], threads=10_000)
     assert capped[0] == reference.seqdist("ACGTTCGT", "ACGTACGT")[0]
+
+
+def test_shards_merge_to_the_unsharded_edge_list(tmp_path, cli):
+    rng = np.random.default_rng(14)
+    base = random_seq(rng, 70)
+    fasta = write_fasta(tmp_path / "s.fasta", [mutate(rng, base, 0.1) for _ in range(40)])
+    bins, tiles = tmp_path / "bins.tsv", tmp_path / "tiles.tsv"
+    assert cli("bin", "-i", fasta, "--bins", bins, "--tiles", tiles, "--bin-width", "3",
+               "--tile-pairs", "40")[0] == 0
+    common = ["distance", "-i", fasta, "--bins", bins, "--tiles", tiles, "--max-distance", "2",
+              "--candidate-identity", "0.9"]
+    assert cli(*common, "--edges", tmp_path / "all.npz")[0] == 0
+    shards = [tmp_path / f"shard{k}.npz" for k in range(3)]
+    for k, path in enumerate(shards):
+        assert cli(*common, "--shard", f"{k}/3", "--edges", path)[0] == 0
+    sizes = [len(read_edges(path)) for path in shards]
+    assert all(sizes) and sum(sizes) == len(read_edges(tmp_path / "all.npz"))
+    assert cli("merge", "-i", *shards, "--edges", tmp_path / "merged.npz")[0] == 0
+    assert (tmp_path / "merged.npz").read_bytes() == (tmp_path / "all.npz").read_bytes()
+    # a shard given twice is refused with one line
+    code, _, err = cli("merge", "-i", shards[0], shards[0], "--edges", tmp_path / "x.npz")
+    assert code == 2 and err.count("\n") == 1 and "overlap" in err

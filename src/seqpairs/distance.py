@@ -6,6 +6,7 @@ for the pairs it keeps.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 import time
@@ -13,7 +14,15 @@ import time
 import numpy as np
 
 from . import binning, mpi
-from .distfiles import Edges, pair_index, write_condensed, write_edges, write_seqdist_text
+from .distfiles import (
+    Edges,
+    merge_edges,
+    pair_index,
+    read_edges,
+    write_condensed,
+    write_edges,
+    write_seqdist_text,
+)
 from .errors import UserError
 from .identity import IDDEFS, upper_bound
 from .scoring import SCHEMES
@@ -140,12 +149,17 @@ def run(args) -> None:
         setattr(args, args.format, args.output)
     if not (args.edges or args.seqdist or args.condensed):
         raise UserError("nothing to write: give -o with --format, or --edges/--seqdist/--condensed")
+    if args.shard and (args.seqdist or args.condensed):
+        raise UserError("--shard writes an edge list (merge shards with `seqpairs merge`)")
     if args.seqdist is None and args.ids:
         raise UserError("--ids applies to the SeqDist text output")
     seqs = read_unique_fasta(args.input)
     if seqs.n < 2:
         raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     bins, tiles = load_tiles(args, seqs)
+    if args.shard:  # this job's share of the tiles, split like MPI ranks
+        index, count = args.shard
+        tiles = tiles[mpi.assign(tiles, count) == index]
     if w.size > 1:  # this rank's share of the tiles; the GPU of its node-local rank
         tiles = tiles[mpi.assign(tiles, w.size) == w.rank]
         if args.backend != "cpu":
@@ -190,4 +204,26 @@ def register(sub) -> None:
                    help="edge list also keeps pairs whose identity bound reaches this")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="identity definition of --candidate-identity (vsearch's, default 2)")
+    p.add_argument("--shard", type=shard, metavar="K/N",
+                   help="compute only shard K (0-based) of N of the tiles (edge list only)")
     p.set_defaults(func=run)
+
+    m = sub.add_parser("merge", help="join the edge lists of distance shards into one")
+    m.add_argument("-i", "--input", nargs="+", required=True, help="shard edge lists (.npz)")
+    m.add_argument("--edges", required=True, help="merged edge list (.npz)")
+    m.set_defaults(func=run_merge)
+
+
+def shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N) with 0 <= K < N."""
+    try:
+        index, count = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N")
+    return index, count
+
+
+def run_merge(args) -> None:
+    write_edges(args.edges, merge_edges([read_edges(path) for path in args.input]))

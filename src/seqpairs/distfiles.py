@@ -98,6 +98,25 @@ def read_edges(path) -> Edges:
         raise UserError(f"{path}: not a seqpairs edge list ({exc})") from None
 
 
+def merge_edges(parts: list[Edges]) -> Edges:
+    """One edge list from edge lists of disjoint pair sets of the same run (shards)."""
+    first = parts[0]
+    for part in parts[1:]:
+        same = (part.n == first.n and np.array_equal(part.ids, first.ids)
+                and part.max_distance == first.max_distance and part.iddef == first.iddef
+                and np.array_equal(part.candidate_identity, first.candidate_identity,
+                                   equal_nan=True))
+        if not same:
+            raise UserError("the edge lists to merge come from different sequences or settings")
+    columns = ("i", "j", "cost", "length", "matches", "aligned", "leading")
+    merged = [np.concatenate([getattr(p, c) for p in parts]) for c in columns]
+    pairs = merged[0] * (merged[0] - 1) // 2 + merged[1]
+    if len(np.unique(pairs)) != len(pairs):
+        raise UserError("the edge lists to merge overlap (a shard given twice?)")
+    return Edges(first.n, first.ids, *merged, max_distance=first.max_distance,
+                 candidate_identity=first.candidate_identity, iddef=first.iddef)
+
+
 def write_seqdist_text(path, distances: np.ndarray, ids=None) -> None:
     """SeqDist's text format; `distances` in SeqDist pair order."""
     n = int(round((1 + np.sqrt(1 + 8 * len(distances))) / 2)) if len(distances) else 1
