@@ -153,6 +153,51 @@ def distance_threads(wildcards):
     return stage(wildcards, "distance")["threads"]
 
 
+# MPI launch of the distance rule. The rule's resources `tasks` (default: config
+# distance.tasks) and `mpi` (the launcher) follow Snakemake's MPI convention, so a
+# profile's set-resources (profiles/slurm: tasks, mpi: srun) override them. The
+# command is prefixed with `<mpi> -n <tasks>` exactly when tasks > 1: one task runs
+# `seqpairs distance` as one plain process, without MPI installed.
+
+
+def distance_tasks(wildcards):
+    return stage(wildcards, "distance")["tasks"]
+
+
+def distance_mpi(wildcards):
+    """Default launcher: mpiexec when the config asks for several tasks, else unset.
+
+    Unset (None) keeps `mpi` out of the job's resources, which the SLURM executor
+    plugin reads as "not an MPI job" (it refuses MPI jobs of one task).
+    """
+    return "mpiexec" if distance_tasks(wildcards) > 1 else None
+
+
+def distance_launcher(wildcards, resources, threads):
+    """'' for one task, else '<mpi> -n <tasks> ' (mpi: the resource, or mpiexec).
+
+    srun also gets --cpus-per-task=<threads> (unless the launcher sets it): a job
+    step does not inherit the allocation's CPUs per task (Slurm 22.05-23.02, and the
+    SLURM executor plugin clears SLURM_CPUS_PER_TASK), so each rank would get one CPU.
+    A params function of resources/threads is "derived" for Snakemake: the launcher is
+    no rerun trigger, so changing tasks reruns nothing.
+    """
+    tasks = resources.get("tasks", 1)
+    if not isinstance(tasks, int) or tasks < 1:
+        raise WorkflowError(
+            f"distance: the resource tasks must be an integer >= 1, not {tasks!r}"
+        )
+    if tasks == 1:
+        return ""
+    launcher = str(resources.get("mpi") or "").strip() or "mpiexec"
+    words = launcher.split()
+    if os.path.basename(words[0]) == "srun" and not any(
+        word == "-c" or word.startswith(("-c", "--cpus-per-task")) for word in words[1:]
+    ):
+        launcher += f" --cpus-per-task={threads}"
+    return f"{launcher} -n {tasks} "
+
+
 def distance_options(wildcards):
     p = stage(wildcards, "distance")
     return option_list(

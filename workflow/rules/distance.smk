@@ -7,7 +7,12 @@ rule distance:
         edges="results/distance/{dataset}/edges.npz",
     params:
         options=distance_options,
+        # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
+        launcher=distance_launcher,
     threads: distance_threads
+    resources:
+        tasks=distance_tasks,
+        mpi=distance_mpi,
     log:
         "logs/distance/{dataset}/distance.log",
     benchmark:
@@ -15,8 +20,9 @@ rule distance:
     conda:
         "../../envs/seqpairs.yaml"
     shell:
-        "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
-        " {params.options:q} --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
+        "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
+        " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
+        " --edges {output.edges:q} > {log:q} 2>&1"
 
 
 rule distance_seqdist:

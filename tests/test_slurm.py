@@ -1,0 +1,294 @@
+"""The workflow through a real SLURM (profiles/slurm) and locally: the same bytes.
+
+Runs a tiny simulated configuration twice, in two copies of the workflow: once with
+`--profile profiles/slurm` (every job submitted with sbatch by the executor plugin; the
+distance rule as an MPI job, `srun -n 2 seqpairs distance ...`) and once locally with
+`--cores 2` (one process, no MPI), then compares every result file byte for byte.
+
+Skipped where SLURM cannot be used: no `sinfo`, no idle node with 2 CPUs, or no
+snakemake-executor-plugin-slurm. With SEQPAIRS_REQUIRE_SLURM=1 (set by .ci/run, which
+starts a single-node SLURM) those skips are failures.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles")
+SLURM_PROFILE = Path("profiles") / "slurm" / "config.yaml"
+REQUIRE_SLURM = os.environ.get("SEQPAIRS_REQUIRE_SLURM") == "1"
+
+# Every rule of the workflow runs: complete linkage with the condensed export, greedy
+# clustering, and average linkage (SeqDist text export). One thread per job, so the
+# MPI distance job (2 tasks x 1 CPU) fits on a 2-CPU node.
+TINY = {
+    "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
+    "defaults": {
+        "distance": {"backend": "cpu", "threads": 1},
+        "filter": {"threads": 1},
+    },
+    "datasets": {
+        "tiny": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "distance": {"exports": ["condensed"]},
+            "cluster": {"linkage": "complete"},
+        },
+        "tiny.greedy": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "cluster": {"linkage": "greedy"},
+        },
+        "tiny.average": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "cluster": {"linkage": "average"},
+        },
+    },
+}
+RULES = {
+    "simulate", "ingest", "binning", "distance", "distance_condensed", "distance_seqdist",
+    "filter", "cluster", "cluster_greedy",
+}
+
+
+def unusable(reason: str):
+    if REQUIRE_SLURM:
+        pytest.fail(f"SEQPAIRS_REQUIRE_SLURM=1 but {reason}")
+    pytest.skip(reason)
+
+
+def run(*args: str, timeout: int = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def idle_partition() -> str:
+    """A partition with an idle node of at least 2 CPUs (the default one first)."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        unusable("SLURM is not installed (no sinfo/sbatch on PATH)")
+    proc = run("sinfo", "--noheader", "--states=idle", "--format=%P %c")
+    if proc.returncode != 0:
+        unusable(f"sinfo failed: {proc.stderr.strip()}")
+    partitions = []
+    for line in proc.stdout.splitlines():
+        name, cpus = line.split()
+        if int(cpus.rstrip("+")) >= 2:
+            partitions.append(name)
+    if not partitions:
+        unusable(f"sinfo shows no idle SLURM node with 2 CPUs:\n{run('sinfo').stdout}")
+    partitions.sort(key=lambda name: not name.endswith("*"))  # the default first
+    return partitions[0].rstrip("*")
+
+
+def partition_gpus(partition: str) -> int:
+    """GPUs (GRES gpu) of one node of the partition, 0 when it has none."""
+    proc = run("sinfo", "--noheader", f"--partition={partition}", "--format=%G")
+    counts = [int(n) for n in re.findall(r"\bgpu(?::[^:,(\s]+)?:(\d+)", proc.stdout)]
+    return max(counts, default=0)
+
+
+def without_accounting() -> bool:
+    proc = run("scontrol", "show", "config")
+    return "accounting_storage/none" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def partition() -> str:
+    name = idle_partition()
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        unusable("snakemake-executor-plugin-slurm is not installed")
+    return name
+
+
+def copy_workflow(dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / part)
+    (dest / "config" / "config.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m snakemake ARGS` in workdir, with this Python's scripts (seqpairs) on PATH."""
+    env = {**os.environ, **(env or {})}
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+    if proc.returncode != 0:
+        logs = "\n".join(
+            f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+            for folder in (workdir / "logs", workdir / ".snakemake" / "slurm_logs")
+            if folder.is_dir()
+            for p in sorted(folder.rglob("*.log"))
+        )
+        raise AssertionError(
+            f"snakemake {' '.join(args)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-5000:]}\nstderr:\n{proc.stderr[-10000:]}\n{logs}"
+        )
+    return proc
+
+
+def ci_profile(profile: dict, partition: str, gpus: int) -> dict:
+    """profiles/slurm with this cluster's partition and no account.
+
+    Everything else (executor, gpu, tasks, mpi launcher, ...) stays as users get it,
+    except GPU requests on a partition with fewer GPUs than asked for: then the rules
+    run as CPU jobs (the test computes on the CPU anyway). .ci/run's SLURM offers two
+    stand-in GPUs, so there the GPU requests go through slurmctld as written.
+    """
+    profile = copy.deepcopy(profile)
+    defaults = profile["default-resources"]
+    defaults["slurm_partition"] = partition
+    defaults.pop("slurm_account")  # no accounting here; the plugin then submits without -A
+    defaults["runtime"] = 10
+    for resources in profile["set-resources"].values():
+        resources["slurm_partition"] = partition
+        if resources.get("gpu", 0) > gpus:
+            resources.pop("gpu")
+            resources.pop("tasks_per_gpu", None)
+        if "runtime" in resources:
+            resources["runtime"] = 10
+    return profile
+
+
+def result_files(workdir: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of every output (results/ and resources/), benchmarks aside."""
+    files = {}
+    for top in ("results", "resources"):
+        for path in sorted((workdir / top).rglob("*")):
+            relative = path.relative_to(workdir).as_posix()
+            if path.is_file() and not relative.startswith("results/benchmarks/"):
+                files[relative] = path.read_bytes()
+    return files
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory) -> Path:
+    """The local run: `snakemake --cores 2`, one process per job, no MPI."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("local") / "local")
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def on_slurm(partition, tmp_path_factory) -> tuple[Path, str]:
+    """The SLURM run (workdir, Snakemake's output) with profiles/slurm."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("slurm") / "slurm")
+    profile = yaml.safe_load((REPO / SLURM_PROFILE).read_text())
+    (workdir / SLURM_PROFILE).write_text(
+        yaml.safe_dump(ci_profile(profile, partition, partition_gpus(partition)),
+                       sort_keys=False))
+    options = [
+        "--profile", str(SLURM_PROFILE),
+        "--slurm-keep-successful-logs",            # the evidence checked below
+        "--slurm-init-seconds-before-status-checks", "2",  # a short test, not a cluster
+    ]
+    if without_accounting():
+        options += ["--slurm-status-command", "squeue"]  # sacct needs accounting
+    proc = snakemake(workdir, *options)
+    return workdir, proc.stdout + proc.stderr
+
+
+def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
+    profile = yaml.safe_load((REPO / SLURM_PROFILE).read_text())
+    assert profile["executor"] == "slurm"
+    assert {"slurm_partition", "slurm_account", "runtime"} <= set(profile["default-resources"])
+    distance = profile["set-resources"]["distance"]
+    assert distance["tasks"] == distance["gpu"] >= 2
+    assert distance["tasks_per_gpu"] == 1
+    assert distance["mpi"].split()[0] == "srun"
+    # CPU rules are plain jobs
+    assert set(profile["set-resources"]) == {"distance", "distance_seqdist", "distance_condensed"}
+
+
+def test_slurm_and_local_results_are_byte_identical(on_slurm, local):
+    slurm_files, local_files = result_files(on_slurm[0]), result_files(local)
+    assert sorted(slurm_files) == sorted(local_files)
+    for dataset in TINY["datasets"]:
+        assert f"results/cluster/{dataset}/otus.membership.tsv" in slurm_files
+    assert "results/distance/tiny/condensed.npy" in slurm_files
+    assert "results/distance/tiny.average/seqdist.txt" in slurm_files
+    differ = [name for name in slurm_files if slurm_files[name] != local_files[name]]
+    assert differ == [], f"differ between SLURM and local runs: {differ}"
+
+
+def test_every_job_ran_as_a_slurm_job(on_slurm, local):
+    workdir, output = on_slurm
+    assert "SLURM run ID" in output
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", output)
+    # the executor plugin keeps one log per SLURM job: .snakemake/slurm_logs/rule_R/.../ID.log
+    slurm_logs = workdir / ".snakemake" / "slurm_logs"
+    by_rule: dict[str, list[str]] = {}
+    for log in sorted(slurm_logs.rglob("*.log")):
+        rule = log.relative_to(slurm_logs).parts[0]
+        by_rule.setdefault(rule.removeprefix("rule_"), []).append(log.stem)
+    assert set(by_rule) == RULES
+    job_ids = sorted(i for ids in by_rule.values() for i in ids)
+    assert all(re.fullmatch(r"\d+", i) for i in job_ids), job_ids
+    assert sorted(submitted) == job_ids
+    assert len(job_ids) == 18  # simulate + 3 x (ingest, binning, distance, filter, cluster) + 2
+    assert not (local / ".snakemake" / "slurm_logs").exists()
+
+
+def test_distance_ran_as_an_mpi_job_of_two_tasks(on_slurm, local):
+    workdir, output = on_slurm
+    assert re.search(
+        r"srun --cpus-per-task=1 -n 2 seqpairs distance -i results/ingest/tiny/unique\.fasta",
+        output)
+    # the full-matrix exports run one process
+    assert not re.search(r"(srun|mpiexec)\b.* seqpairs distance .*--(condensed|seqdist)", output)
+    for log in (workdir / ".snakemake" / "slurm_logs" / "rule_distance").rglob("*.log"):
+        assert "seqpairs distance" in log.read_text(errors="replace")
+    # seqpairs distance logs its rank: both ranks of the MPI world ran
+    for dataset in TINY["datasets"]:
+        log = (workdir / "logs" / "distance" / dataset / "distance.log").read_text()
+        assert re.search(r"\brank 0/2\b", log) and re.search(r"\brank 1/2\b", log), log
+        local_log = (local / "logs" / "distance" / dataset / "distance.log").read_text()
+        assert not re.search(r"\brank \d+/\d+", local_log), local_log
+
+
+def test_local_mpi_run_gives_the_same_bytes(local, tmp_path):
+    """profiles/local's way to MPI: --set-resources distance:tasks=2 -> mpiexec -n 2."""
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec not found (apt-get install openmpi-bin)")
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    workdir = tmp_path / "mpi"
+    shutil.copytree(local, workdir, symlinks=True)
+    # Open MPI refuses root without the first two (CI runs as root) and more ranks than
+    # cores without the third; other MPI libraries ignore them.
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+    proc = snakemake(workdir, "--cores", "2", "--printshellcmds", "--forcerun", "distance",
+                     "--set-resources", "distance:tasks=2", env=env)
+    output = proc.stdout + proc.stderr
+    assert len(re.findall(r"mpiexec -n 2 seqpairs distance", output)) == len(TINY["datasets"])
+    for dataset in TINY["datasets"]:
+        edges = f"results/distance/{dataset}/edges.npz"
+        assert (workdir / edges).read_bytes() == (local / edges).read_bytes(), edges
+        log = (workdir / "logs" / "distance" / dataset / "distance.log").read_text()
+        assert re.search(r"\brank 1/2\b", log), log
+    # the number of tasks is no parameter: back to one process, nothing to rerun
+    proc = snakemake(workdir, "--cores", "2", "--dry-run")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
