@@ -116,12 +116,13 @@ def test_two_samples_exact_outputs(tmp_path, two_samples, cli):
         "id\ta\tb\ttotal\nr3\t3\t1\t4\nr7\t1\t3\t4\nr1\t2\t0\t2\nq4\t0\t2\t2\n"
     )
     # a: r4 ambiguous, r5 and the empty r6 too short; b: q3 (9 bases) too long.
+    # Normalised: r2 (lower case, U), q5 (lower case), q6 (U); nothing degapped.
     assert report.read_text() == (
         "sample\tfile\trecords\tkept\tunique\tduplicate\tdropped_ambiguous\tdropped_too_short"
-        "\tdropped_too_long\tabundance\tabundance_kept\n"
-        f"a\t{a}\t7\t4\t3\t1\t1\t2\t0\t9\t6\n"
-        f"b\t{b}\t6\t5\t1\t4\t0\t0\t1\t7\t6\n"
-        "all\t\t13\t9\t4\t5\t1\t2\t1\t16\t12\n"
+        "\tdropped_too_long\tabundance\tabundance_kept\tlowercase\trna\tdegapped\n"
+        f"a\t{a}\t7\t4\t3\t1\t1\t2\t0\t9\t6\t1\t1\t0\n"
+        f"b\t{b}\t6\t5\t1\t4\t0\t0\t1\t7\t6\t1\t1\t0\n"
+        "all\t\t13\t9\t4\t5\t1\t2\t1\t16\t12\t2\t2\t0\n"
     )
     check_accounting(pd.read_csv(report, sep="\t"), pd.read_csv(abundance, sep="\t", index_col="id"))
 
@@ -186,7 +187,7 @@ def test_sample_option_names_the_columns(tmp_path, two_samples, cli):
 @given(
     samples=st.lists(
         st.lists(
-            st.tuples(st.text(alphabet="ACGTacgUN-", max_size=12), st.integers(1, 3)),
+            st.tuples(st.text(alphabet="ACGTacgUuNn-.", max_size=12), st.integers(1, 3)),
             min_size=1, max_size=15,
         ),
         min_size=1, max_size=3,
@@ -198,7 +199,7 @@ def test_sample_option_names_the_columns(tmp_path, two_samples, cli):
 @settings(max_examples=60, deadline=None)
 def test_accounting_matches_a_plain_model(samples, min_length, max_length, truncate):
     def model(seq):
-        seq = seq.upper().replace("U", "T")
+        seq = seq.upper().replace("U", "T").replace("-", "").replace(".", "")
         if set(seq) - set("ACGT"):
             return None
         if truncate is not None:
@@ -229,6 +230,14 @@ def test_accounting_matches_a_plain_model(samples, min_length, max_length, trunc
     assert dict(zip(result.seqs, result.abundance["total"])) == expected
     assert list(result.abundance["total"]) == sorted(expected.values(), reverse=True)
     assert list(result.report["records"].iloc[:-1]) == [len(r) for r in samples]
+    changed = {
+        "lowercase": lambda seq: seq != seq.upper(),
+        "rna": lambda seq: "U" in seq.upper(),
+        "degapped": lambda seq: "-" in seq or "." in seq,
+    }
+    for name, test in changed.items():
+        counts = [sum(test(seq) for seq, _ in records) for records in samples]
+        assert list(result.report[name].iloc[:-1]) == counts, name
     check_accounting(result.report, result.abundance)
 
 

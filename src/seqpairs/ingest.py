@@ -11,7 +11,14 @@ Outputs (see `write_outputs`):
   kept == unique + duplicate, where `unique` counts the sequences first seen in that
   sample (their ID comes from it) and `duplicate` the kept records merged into an
   earlier identical sequence. `abundance` and `abundance_kept` are the same counts
-  weighted by each record's `;size=N` (1 without one).
+  weighted by each record's `;size=N` (1 without one). `lowercase`, `rna` and
+  `degapped` count the records that `normalise` changed (a record can be in several).
+
+What is normalised, dropped or refused (tests/data/bad/OUTCOMES.tsv lists a file for each):
+lower case is upper-cased, U becomes T, alignment gaps ('-', '.') are removed and line
+ends may be LF or CRLF; IUPAC ambiguity codes are dropped (or refused, --ambiguous
+error); any other character (protein letters, digits, '*') is refused, naming file,
+record and position.
 """
 from __future__ import annotations
 
@@ -34,7 +41,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 SEQUENCE_SUFFIXES = (".fastq", ".fq", ".fasta", ".fa", ".fna")
 # Names that would collide with the report's total row or abundance.tsv's columns.
 RESERVED_SAMPLES = ("all", "id", "total")
+IUPAC_AMBIGUOUS = "NRYSWKMBDHV"
 _NON_ACGT = re.compile("[^ACGT]")
+_NOT_NUCLEOTIDE = re.compile(f"[^ACGT{IUPAC_AMBIGUOUS}]")
+# Records changed by `normalise`, counted per kind in the report.
+NORMALISATIONS = ("lowercase", "rna", "degapped")
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,9 @@ class SampleReport:
     dropped_too_long: int = 0
     abundance: int = 0
     abundance_kept: int = 0
+    lowercase: int = 0
+    rna: int = 0
+    degapped: int = 0
 
 
 @dataclass
@@ -174,12 +188,26 @@ def record_id(path: str, number: int, title: str) -> tuple[str, int]:
 # ---------------------------------------------------------------- filtering
 
 
-def normalise(seq: str) -> str:
-    return seq.upper().replace("U", "T")
+def normalise(raw: str) -> tuple[str, list[str]]:
+    """Upper case, U -> T, alignment gaps removed: (sequence, NORMALISATIONS applied)."""
+    seq = raw.upper()
+    applied = {
+        "lowercase": seq != raw,
+        "rna": "U" in seq,
+        "degapped": "-" in seq or "." in seq,
+    }
+    seq = seq.replace("U", "T").replace("-", "").replace(".", "")
+    return seq, [name for name in NORMALISATIONS if applied[name]]
 
 
 def check(seq: str, policy: Policy, where: str) -> tuple[str, str | None]:
     """Apply the policies to a normalised sequence: (sequence, None) or (_, drop reason)."""
+    invalid = _NOT_NUCLEOTIDE.search(seq)
+    if invalid:
+        char = invalid.group()
+        hint = " (protein in a DNA dataset?)" if char.isalpha() else ""
+        raise UserError(f"{where}: {char!r} at position {invalid.start() + 1} is not a "
+                        f"nucleotide code{hint}")
     bad = _NON_ACGT.search(seq)
     if bad:
         if policy.ambiguous == "error":
@@ -238,7 +266,10 @@ def _ingest_sample(row: SampleReport, sample: int, uniques: _Uniques, policy: Po
         rid, size = record_id(row.file, number, title)
         row.records += 1
         row.abundance += size
-        seq, reason = check(normalise(raw), policy, f"{row.file}:{rid}")
+        seq, applied = normalise(raw)
+        for name in applied:
+            setattr(row, name, getattr(row, name) + 1)
+        seq, reason = check(seq, policy, f"{row.file}:{rid}")
         if reason is not None:
             setattr(row, f"dropped_{reason}", getattr(row, f"dropped_{reason}") + 1)
             continue
@@ -344,8 +375,9 @@ def register(subparsers) -> None:
     p.add_argument("--report", required=True, metavar="TSV",
                    help="per-sample accounting of every record")
     p.add_argument("--ambiguous", choices=("drop", "error"), default="drop",
-                   help="reads with letters other than ACGT (after U->T): drop and count them, "
-                   "or stop with an error (default: drop)")
+                   help="reads with IUPAC ambiguity codes (N, R, Y, ...): drop and count them, "
+                   "or stop with an error (default: drop); other non-nucleotide characters "
+                   "are always an error")
     p.add_argument("--min-length", type=int, default=1, metavar="N",
                    help="drop reads shorter than N (default: 1)")
     p.add_argument("--max-length", type=int, default=None, metavar="N",
