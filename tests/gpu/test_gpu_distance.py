@@ -52,6 +52,38 @@ def test_several_launches_and_homopolymers():
     compare(seqs, pa, pb, max_batch=256)  # forces 12 launches
 
 
+@pytest.fixture
+def pool_limit():
+    """Set a cap on CuPy's memory pool for one test (restored after)."""
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    before = pool.get_limit()
+    yield lambda size: pool.set_limit(size=size)
+    pool.free_all_blocks()
+    pool.set_limit(size=before)
+
+
+def test_out_of_memory_shrinks_the_batch(pool_limit, caplog):
+    rng = np.random.default_rng(14)
+    seqs = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(1000, 1500, 100)]
+    pa, pb = random_pairs(rng, len(seqs), 6000)
+    # The batch is sized from the device's free memory (tens of GiB); the pool allows 48 MiB,
+    # about 1,800 pairs of 1,500 bp, so the first launches run out of memory.
+    pool_limit(48 << 20)
+    compare(seqs, pa, pb)
+    assert "GPU out of memory" in caplog.text
+
+
+def test_out_of_memory_for_one_block_is_a_clear_error(pool_limit):
+    from seqpairs.errors import UserError
+
+    seqs = ["ACGT" * 750] * 4
+    pool_limit(1 << 20)  # one block of 128 pairs of 3,000 bp needs ~6.5 MB
+    with pytest.raises(UserError, match="GPU out of memory even for 128 pairs of up to 3000 bp"):
+        gpu.aligner(*encode(seqs))(np.zeros(128, dtype=np.int64), np.ones(128, dtype=np.int64))
+
+
 def read_acgt(path, limit):
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt") as fh:

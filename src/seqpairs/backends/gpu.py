@@ -6,6 +6,7 @@ backends/cpu_affine.py (integer affine scoring).
 from __future__ import annotations
 
 import functools
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from ..errors import UserError
 from ..scoring import SEQDIST_SUBST
 from .cpu import check_lengths, unpack
 
+log = logging.getLogger("seqpairs.gpu")
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
 STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
 ROWS = 2  # rows in flight per thread (SeqDist kernel)
@@ -92,13 +94,25 @@ def _launches(pa, pb, lengths, row_bytes: int, max_batch: int | None, block: int
     step = batch_size(max_rows, row_bytes, cupy.cuda.runtime.memGetInfo()[0])
     if max_batch:
         step = min(step, max_batch)
-    parts = []
-    for start in range(0, n, step):
+    parts, start = [], 0
+    while start < n:
         m = min(step, n - start)
         grid = ((m + block - 1) // block,)
-        outputs = launch(grid, (block,), pa[start:start + m], pb[start:start + m], m,
-                         (max_rows + 1) * m)
+        try:
+            outputs = launch(grid, (block,), pa[start:start + m], pb[start:start + m], m,
+                             (max_rows + 1) * m)
+        except cupy.cuda.memory.OutOfMemoryError:
+            # Free memory was shared or overestimated (other processes, a memory pool
+            # limit): halve the batch and go on; only one block that does not fit is fatal.
+            cupy.get_default_memory_pool().free_all_blocks()
+            if m <= block:
+                raise UserError(f"GPU out of memory even for {m} pairs of up to {max_rows} "
+                                "bp per launch") from None
+            step = max(block, m // 2 // block * block)
+            log.warning("GPU out of memory at %d pairs per launch; going on with %d", m, step)
+            continue
         parts.append(outputs)
+        start += m
     return [cupy.concatenate(column) for column in zip(*parts)]
 
 

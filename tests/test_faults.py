@@ -1,0 +1,154 @@
+"""Faults: a killed distance job, a dying MPI rank, a full disk.
+
+Each leaves no output that Snakemake would take as complete, says what happened in one
+place, and a rerun gives the bytes of an uninterrupted run. (GPU out of memory:
+tests/gpu/test_gpu_distance.py.)
+"""
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+MPIEXEC = shutil.which("mpiexec")
+
+
+def family(path: Path, n: int, length: int, seed: int) -> Path:
+    """n variants (3% substitutions) of one random sequence, as FASTA."""
+    rng = np.random.default_rng(seed)
+    base = rng.choice(list("ACGT"), length)
+    with open(path, "w") as fh:
+        for k in range(n):
+            s = base.copy()
+            s[rng.integers(0, length, length * 3 // 100)] = rng.choice(list("ACGT"))
+            fh.write(f">s{k}\n{''.join(s)}\n")
+    return path
+
+
+def distance_command(fasta: Path, edges: Path, threads: int = 1) -> list[str]:
+    return [sys.executable, "-m", "seqpairs", "distance", "-i", str(fasta), "--backend", "cpu",
+            "--threads", str(threads), "--max-distance", "1.0", "--edges", str(edges)]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (inf once it has gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return float("inf")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_killed_distance_job_leaves_nothing_and_rerun_is_identical(tmp_path):
+    fasta = family(tmp_path / "in.fasta", 320, 200, seed=1)
+    out = tmp_path / "killed"
+    out.mkdir()
+    edges = out / "edges.npz"
+    proc = subprocess.Popen(distance_command(fasta, edges), stderr=subprocess.PIPE, text=True)
+    # Kill once it has computed for a while (past start-up and JIT compilation).
+    while proc.poll() is None and cpu_seconds(proc.pid) < 2.5:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the job ended before it could be killed; make it larger"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert list(out.iterdir()) == []  # neither the output nor a temporary file
+
+    subprocess.run(distance_command(fasta, edges, threads=2), check=True, capture_output=True)
+    reference = tmp_path / "reference.npz"
+    subprocess.run(distance_command(fasta, reference, threads=2), check=True,
+                   capture_output=True)
+    assert edges.read_bytes() == reference.read_bytes()
+
+
+def rank_pid(marker: str, rank: int) -> int | None:
+    """Process id of MPI rank `rank` of the job whose environment holds `marker`."""
+    for entry in Path("/proc").iterdir():
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if marker.encode() in environ and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
+            return int(entry.name)
+    return None
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_dying_mpi_rank_fails_the_job_without_output(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = family(tmp_path / "in.fasta", 700, 200, seed=2)
+    edges = tmp_path / "edges.npz"
+    marker = f"SEQPAIRS_TEST_JOB={uuid.uuid4()}"
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.update([marker.split("=", 1)])
+    proc = subprocess.Popen(
+        [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", "2",
+         *distance_command(fasta, edges)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    pid = None
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        pid = pid or rank_pid(marker, 1)
+        if pid and cpu_seconds(pid) >= 3:  # rank 1 is computing its tiles
+            os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.1)
+    output, _ = proc.communicate(timeout=120)
+    assert pid is not None and proc.returncode != 0, output
+    # The launcher names the rank that died; no output, not even a temporary file.
+    assert "rank 1" in output and "signal 9" in output, output
+    assert list(tmp_path.iterdir()) == [tmp_path / "in.fasta"]
+
+
+def test_full_disk_is_one_clear_line(tmp_path):
+    """A file size limit (ulimit -f) fails the write like a full disk (EFBIG vs ENOSPC)."""
+    fasta = family(tmp_path / "in.fasta", 60, 100, seed=3)
+    out = tmp_path / "out"
+    seqdist = out / "d.txt"
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(fasta), "--backend",
+         "cpu", "--seqdist", str(seqdist)],
+        capture_output=True, text=True, preexec_fn=limit_file_size)
+    assert (proc.returncode, proc.stderr) == (2, f"seqpairs: error: {seqdist}: cannot write "
+                                                 f"({os.strerror(errno.EFBIG)})\n")
+    assert list(out.iterdir()) == []
+
+
+def test_no_space_left_is_one_clear_line(tmp_path, cli, monkeypatch):
+    import numpy
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    fasta = family(tmp_path / "in.fasta", 20, 50, seed=4)
+    edges = tmp_path / "out" / "edges.npz"
+    monkeypatch.setattr(numpy, "savez", full_disk)
+    monkeypatch.setattr(numpy, "savez_compressed", full_disk)
+    code, out, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--edges", edges)
+    assert (code, out, err) == (2, "", f"seqpairs: error: {edges}: cannot write "
+                                       "(No space left on device)\n")
+    assert list(edges.parent.iterdir()) == []
+
+
+def test_output_folder_that_cannot_exist_is_one_clear_line(tmp_path, cli):
+    fasta = family(tmp_path / "in.fasta", 20, 50, seed=5)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    code, _, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--edges",
+                       blocker / "edges.npz")
+    assert (code, err) == (2, f"seqpairs: error: {blocker / 'edges.npz'}: cannot write "
+                              f"({blocker} is not a folder)\n")
