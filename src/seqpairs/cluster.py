@@ -46,7 +46,8 @@ at the same --identity always counts.
 Outputs for every linkage (hierarchical ones at --cutoff, merges strictly below it):
 - PREFIX.membership.tsv: `id`, `cluster`, `centroid`, one row per sequence in input order.
 - PREFIX.otu_table.tsv (needs --abundance): `cluster`, `centroid`, one column per
-  sample, `total`: summed counts of the cluster's members.
+  sample, `total`: summed counts of the cluster's members; the same counts as BIOM 1.0
+  JSON in PREFIX.otu_table.biom (interop.py).
 - PREFIX.centroids.fasta (needs --fasta): `>CENTROID;size=N`, N the cluster's total
   abundance, then the centroid's sequence.
 The centroid is the most abundant member, ties to the earliest in input order (for
@@ -68,6 +69,7 @@ import pandas as pd
 
 from .distfiles import pair_index, read_edges, read_seqdist_text
 from .errors import UserError
+from .interop import write_biom
 from .outputs import atomic_open
 from .sequences import read_unique_fasta
 
@@ -577,6 +579,9 @@ def write_tables(prefix: str, clusters, names: list[str], note: Annotation) -> l
         written.append(f"{prefix}.otu_table.tsv")
         with atomic_open(written[-1]) as out:
             table.to_csv(out, sep="\t", lineterminator="\n")
+        written.append(f"{prefix}.otu_table.biom")
+        write_biom(written[-1], table.drop(columns=["centroid", "total"]),
+                   list(table["centroid"]))
     if note.seqs is not None:
         written.append(f"{prefix}.centroids.fasta")
         with atomic_open(written[-1]) as out:

@@ -1,8 +1,8 @@
 """All-pairs SeqDist distances: run the tiles through a backend, keep what was asked for.
 
-Outputs (distfiles.py): the sparse edge list, SeqDist's text format and the condensed
-matrix. Dense outputs need N(N-1)/2 doubles in memory; the edge list needs memory only
-for the pairs it keeps.
+Outputs (distfiles.py, interop.py): the sparse edge list and mothur's column format from
+it; SeqDist's text format, the condensed matrix and a PHYLIP matrix. Dense outputs need
+N(N-1)/2 doubles in memory; the sparse ones need memory only for the pairs they keep.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .distfiles import (
 )
 from .errors import UserError
 from .identity import IDDEFS, upper_bound
+from .interop import write_mothur_column, write_phylip
 from .scoring import SCHEMES
 from .sequences import SequenceSet, read_unique_fasta
 
@@ -147,10 +148,15 @@ def run(args) -> None:
     w = mpi.world()
     if args.output:
         setattr(args, args.format, args.output)
-    if not (args.edges or args.seqdist or args.condensed):
-        raise UserError("nothing to write: give -o with --format, or --edges/--seqdist/--condensed")
-    if args.shard and (args.seqdist or args.condensed):
+    dense = bool(args.seqdist or args.condensed or args.phylip)
+    if not (args.edges or args.mothur or dense):
+        raise UserError("nothing to write: give -o with --format, or "
+                        "--edges/--mothur/--seqdist/--condensed/--phylip")
+    if args.shard and (dense or args.mothur):
         raise UserError("--shard writes an edge list (merge shards with `seqpairs merge`)")
+    if args.mothur and math.isinf(args.max_distance):
+        raise UserError("--mothur writes the pairs within --max-distance: give one (mothur's "
+                        "cutoff)")
     if args.seqdist is None and args.ids:
         raise UserError("--ids applies to the SeqDist text output")
     seqs = read_unique_fasta(args.input)
@@ -170,7 +176,7 @@ def run(args) -> None:
     edges, dense = compute(
         seqs, bins, tiles, backend=args.backend, threads=args.threads,
         max_distance=args.max_distance, candidate_identity=args.candidate_identity,
-        iddef=args.iddef, dense=bool(args.seqdist or args.condensed))
+        iddef=args.iddef, dense=dense)
     if w.size > 1:
         edges, dense = gather(w, seqs, edges, dense)
         if not w.root:
@@ -181,6 +187,10 @@ def run(args) -> None:
         write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
     if args.condensed:
         write_condensed(args.condensed, seqs.n, dense)
+    if args.mothur:
+        write_mothur_column(args.mothur, edges)
+    if args.phylip:
+        write_phylip(args.phylip, dense, seqs.ids)
 
 
 def register(sub) -> None:
@@ -192,12 +202,16 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("-o", "--output", help="output file, in --format")
-    p.add_argument("--format", choices=("seqdist", "edges", "condensed"), default="edges",
+    p.add_argument("--format", choices=("seqdist", "edges", "condensed", "mothur", "phylip"),
+                   default="edges",
                    help="format of -o (default edges)")
     p.add_argument("--edges", help="sparse edge list (.npz)")
     p.add_argument("--seqdist", help="SeqDist text output")
     p.add_argument("--ids", action="store_true", help="write ids in the SeqDist text output")
     p.add_argument("--condensed", help="condensed matrix (.npy, SciPy order)")
+    p.add_argument("--mothur", help="mothur column distances (.dist) of the pairs within "
+                   "--max-distance")
+    p.add_argument("--phylip", help="PHYLIP lower-triangular matrix (small N)")
     p.add_argument("--max-distance", type=float, default=math.inf,
                    help="edge list keeps pairs with distance <= this (default: all)")
     p.add_argument("--candidate-identity", type=float, default=None,

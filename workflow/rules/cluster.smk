@@ -8,6 +8,7 @@ rule cluster:
         otu="results/cluster/{dataset}/otus.otu",
         membership="results/cluster/{dataset}/otus.membership.tsv",
         table="results/cluster/{dataset}/otus.otu_table.tsv",
+        biom="results/cluster/{dataset}/otus.otu_table.biom",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
     wildcard_constraints:
         dataset=datasets_regex(HIERARCHICAL),
@@ -34,6 +35,7 @@ rule cluster_greedy:
     output:
         membership="results/cluster/{dataset}/otus.membership.tsv",
         table="results/cluster/{dataset}/otus.otu_table.tsv",
+        biom="results/cluster/{dataset}/otus.otu_table.biom",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
     wildcard_constraints:
         dataset=datasets_regex(GREEDY),
