@@ -1,9 +1,14 @@
 """PSSE: Gumbel fits, p/E/q-values, published lambdas, and `seqpairs psse` end to end."""
 import numpy as np
+import pandas as pd
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
-from seqpairs import gumbel
+from seqpairs import gumbel, psse_plots
+from seqpairs import psse as psse_stage
+from seqpairs.affine import MAX_COST
+from seqpairs.backends import cpu_local
+from seqpairs.local import AMINO_ACIDS, LocalScheme
 
 # --- gumbel.py against SciPy and the formulas -----------------------------------------
 
@@ -74,3 +79,302 @@ def test_qvalues_equal_scipy_benjamini_hochberg():
     assert np.isnan(q[-1])
     ref = stats.false_discovery_control(np.append(p, 1.0), method="bh")
     np.testing.assert_allclose(q[:-1], ref[:-1], rtol=1e-14)
+
+
+# --- published lambdas (NCBI BLAST; Karlin-Altschul's sum p_i p_j e^(lambda s_ij) = 1) ---
+# Robinson & Robinson (1991) amino acid frequencies, NCBI BLAST's background for BLOSUM62
+# (blast_stat.c, Robinson_prob): the frequencies of BLAST's published lambdas.
+ROBINSON = dict(A=78.05, C=19.25, D=53.64, E=62.95, F=38.56, G=73.77, H=21.99, I=51.42, K=57.44,
+                L=90.19, M=22.43, N=44.87, P=52.03, Q=42.64, R=51.29, S=71.20, T=58.41, V=64.41,
+                W=13.30, Y=32.16)
+LENGTH, PAIRS = 400, 20
+# 1,000 shuffles per pair, as in the issue's check and PSSE's default: 3.2e9 cells per test,
+# seconds with the Numba engine. Measured with seeds 1-3: gapped 0.281-0.283 (the issue's
+# 0.281), ungapped 0.322-0.325, DNA 1.223-1.232. DNA sits 7.5% low: a continuous Gumbel fitted
+# to integer scores with a span of one (beta ~ 0.75) takes the rounding for spread; the ML fit
+# of the rounded Gumbel, P(S = k) = F(k + 1/2) - F(k - 1/2), gives 1.336 on the same scores.
+# Fewer shuffles would move DNA closer (the ML lambda is biased up by O(1/shuffles)): not done.
+SHUFFLES = 1000
+
+
+def frequencies(scheme: LocalScheme, weights: dict) -> np.ndarray:
+    """Letter probabilities in the scheme's code order (its standard letters first)."""
+    p = np.array([weights[c] for c in scheme.alphabet[: len(weights)]], dtype=np.float64)
+    return p / p.sum()
+
+
+def analytic_lambda(scheme: LocalScheme, p: np.ndarray) -> float:
+    s = scheme.matrix_array()[: len(p), : len(p)]
+    pp = np.outer(p, p)
+    return optimize.brentq(lambda lam: (pp * np.exp(lam * s)).sum() - 1.0, 1e-3, 10.0)
+
+
+def mean_fitted_lambda(scheme: LocalScheme, p: np.ndarray, seed: int) -> float:
+    """Mean of 1/beta over PAIRS random pairs of length LENGTH drawn from p."""
+    rng = np.random.default_rng(seed)
+    seqs = [rng.choice(len(p), LENGTH, p=p).astype(np.uint8) for _ in range(2 * PAIRS)]
+    _, shuffled = cpu_local.psse_scores(scheme, seqs[:PAIRS], seqs[PAIRS:], np.arange(PAIRS),
+                                        SHUFFLES, seed)
+    mu, beta = gumbel.fit(shuffled)
+    return float(np.mean(1.0 / beta))
+
+
+def ungapped(scheme: LocalScheme) -> LocalScheme:
+    """The scheme with gaps costlier than any local score of LENGTH letters can pay for."""
+    top = max(max(row) for row in scheme.subst)
+    assert LENGTH * top < MAX_COST
+    return LocalScheme(scheme.alphabet, scheme.subst, MAX_COST, 0)
+
+
+def test_background_frequencies_give_ncbi_ungapped_lambdas():
+    blosum = LocalScheme.matrix("BLOSUM62", 11, 1)
+    assert analytic_lambda(blosum, frequencies(blosum, ROBINSON)) == pytest.approx(0.3176, abs=1e-4)
+    dna = LocalScheme.dna(1, -2, 0, 0)
+    assert analytic_lambda(dna, np.full(4, 0.25)) == pytest.approx(1.3327, abs=1e-4)
+
+
+def test_blosum62_11_1_lambda_is_ncbis_0267():
+    scheme = LocalScheme.matrix("BLOSUM62", 11, 1)
+    lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=1)
+    assert lam == pytest.approx(0.267, rel=0.10)
+
+
+def test_blosum62_ungapped_lambda_is_ncbis_03176():
+    scheme = ungapped(LocalScheme.matrix("BLOSUM62", 11, 1))
+    lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=2)
+    assert lam == pytest.approx(0.3176, rel=0.10)
+
+
+def test_dna_plus1_minus2_ungapped_lambda_is_133():
+    scheme = ungapped(LocalScheme.dna(1, -2, 0, 0))
+    lam = mean_fitted_lambda(scheme, np.full(4, 0.25), seed=3)
+    assert lam == pytest.approx(1.33, rel=0.10)
+
+
+# --- `seqpairs psse` end to end --------------------------------------------------------
+
+
+def mutated(rng, s: str, rate: float, letters: str) -> str:
+    """Substitutions and single-letter indels at `rate` per letter."""
+    out = []
+    for c in s:
+        r = rng.random()
+        out.append(c if r >= rate else rng.choice(list(letters)) if r < rate / 2
+                   else "" if r < 3 * rate / 4 else c + rng.choice(list(letters)))
+    return "".join(out)
+
+
+@pytest.fixture
+def dna(tmp_path, cli):
+    """An ingest-style FASTA (a family and unrelated reads) and the filter's kept.tsv of it."""
+    rng = np.random.default_rng(11)
+    base = "".join(rng.choice(list("ACGT"), 120))
+    seqs = [mutated(rng, base, 0.04 * k, "ACGT") for k in range(5)]
+    seqs += ["".join(rng.choice(list("ACGT"), int(rng.integers(90, 140)))) for _ in range(4)]
+    fasta = tmp_path / "unique.fasta"
+    fasta.write_text("".join(f">r{k};size={20 - k}\n{s}\n" for k, s in enumerate(seqs)))
+    kept = tmp_path / "kept.tsv"
+    assert cli("-q", "filter", "-i", fasta, "--identity", "0.8", "-o", kept)[0] == 0
+    return fasta, kept, seqs
+
+
+def psse(cli, *args):
+    code, _, err = cli("-q", "psse", "--backend", "cpu", "--shuffles", "200", *args)
+    assert code == 0, err
+    return code
+
+
+def parasail_score(a: str, b: str, scheme: LocalScheme, matrix) -> int:
+    """An independent Smith-Waterman (parasail: a gap of k costs open + (k-1) extend)."""
+    parasail = pytest.importorskip("parasail")
+    return parasail.sw_striped_32(a, b, scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+                                  matrix).score
+
+
+def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
+    parasail = pytest.importorskip("parasail")
+    fasta, kept, seqs = dna
+    out = tmp_path / "psse.tsv"
+    psse(cli, "-i", fasta, "--pairs", kept, "-o", out, "--seed", 5, "--alpha", 1e-3)
+    table = pd.read_csv(out, sep="\t")
+    pairs = pd.read_csv(kept, sep="\t")
+    assert list(table.columns) == psse_stage.COLUMNS
+    assert len(pairs) >= 4
+    assert table[["query", "target"]].equals(pairs[["query", "target"]])  # the input order
+    scheme = LocalScheme.dna(**{k: psse_stage.DNA_DEFAULT[k] for k in
+                                ("match", "mismatch", "gap_open", "gap_extend")})
+    matrix = parasail.matrix_create("ACGT", 2, -3)
+    index = {f"r{k}": k for k in range(len(seqs))}
+    q, t = table["query"].map(index), table["target"].map(index)
+    assert table["m"].tolist() == [len(seqs[k]) for k in q]
+    assert table["n"].tolist() == [len(seqs[k]) for k in t]
+    assert table["score"].tolist() == [parasail_score(seqs[a], seqs[b], scheme, matrix)
+                                       for a, b in zip(q, t)]
+    # The fits are those of the engine's shuffles (seed 5, keyed by row), and the rest
+    # follows from them.
+    codes = [scheme.encode(s, "x") for s in seqs]
+    _, shuffled = cpu_local.psse_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
+                                        np.arange(len(table)), 200, 5)
+    mu, beta = gumbel.fit(shuffled)
+    np.testing.assert_array_equal(table["mu"], mu)
+    np.testing.assert_array_equal(table["beta"], beta)
+    np.testing.assert_allclose(table["lambda"], 1 / beta, rtol=1e-15)
+    np.testing.assert_allclose(table["K"], np.exp(mu / beta) / (table["m"] * table["n"]),
+                               rtol=1e-12)
+    kmn = table["K"] * table["m"] * table["n"]  # 1 - exp(-x) as -expm1(-x): p is tiny here
+    p = -np.expm1(-kmn * np.exp(-table["lambda"] * (table["score"] - 0.5)))
+    np.testing.assert_allclose(table["pvalue"], p, rtol=1e-9)
+    np.testing.assert_allclose(table["evalue"], table["pvalue"] * len(table), rtol=1e-15)
+    np.testing.assert_allclose(table["qvalue"],
+                               stats.false_discovery_control(table["pvalue"]), rtol=1e-14)
+    assert table["significant"].tolist() == (table["pvalue"] <= 1e-3).tolist()
+    assert table["significant"].all()  # a family at >= 80% identity over ~120 bp
+
+
+def test_cli_unrelated_pairs_are_not_significant(tmp_path, cli, dna):
+    fasta, _, _ = dna
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("target\tquery\n" + "".join(f"r{a}\tr{b}\n" for a in range(5, 9)
+                                                 for b in range(5, 9) if a != b))
+    out = tmp_path / "psse.tsv"
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", out, "--alpha", 0.001)
+    table = pd.read_csv(out, sep="\t")
+    assert len(table) == 12
+    assert (table["pvalue"] > 0.001).all() and not table["significant"].any()
+
+
+def test_cli_protein_blosum62(tmp_path, cli):
+    parasail = pytest.importorskip("parasail")
+    rng = np.random.default_rng(12)
+    base = "".join(rng.choice(list(AMINO_ACIDS), 150))
+    seqs = [base, mutated(rng, base, 0.5, AMINO_ACIDS),
+            "".join(rng.choice(list(AMINO_ACIDS), 130)), "wyhmkacdef" * 8]  # lower case too
+    fasta = tmp_path / "prot.fasta"
+    fasta.write_text("".join(f">p{k} description\n{s}\n" for k, s in enumerate(seqs)))
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("query\ttarget\np1\tp0\np2\tp0\np3\tp1\n")
+    out = tmp_path / "psse.tsv"
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", out, "--alphabet", "protein")
+    table = pd.read_csv(out, sep="\t")
+    scheme = LocalScheme.matrix("BLOSUM62", 11, 1)
+    want = [parasail_score(seqs[a].upper(), seqs[b].upper(), scheme, parasail.blosum62)
+            for a, b in ((1, 0), (2, 0), (3, 1))]
+    assert table["score"].tolist() == want
+    assert table["pvalue"].iloc[0] < 1e-10 < table["pvalue"].iloc[1]
+    # --gap-open/--gap-extend and --matrix reach the engine
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", out, "--alphabet", "protein",
+         "--matrix", "PAM250", "--gap-open", 10, "--gap-extend", 2)
+    scheme = LocalScheme.matrix("PAM250", 10, 2)
+    want = [parasail_score(seqs[a].upper(), seqs[b].upper(), scheme, parasail.pam250)
+            for a, b in ((1, 0), (2, 0), (3, 1))]
+    assert pd.read_csv(out, sep="\t")["score"].tolist() == want
+
+
+def test_cli_same_seed_same_bytes_other_seed_other_shuffles(tmp_path, cli, dna):
+    fasta, kept, _ = dna
+    runs = {}
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        runs[name] = tmp_path / f"{name}.tsv"
+        psse(cli, "-i", fasta, "--pairs", kept, "-o", runs[name], "--seed", seed)
+    assert runs["a"].read_bytes() == runs["b"].read_bytes()
+    a, c = (pd.read_csv(runs[k], sep="\t") for k in "ac")
+    assert a["score"].equals(c["score"])
+    assert (a["mu"] != c["mu"]).all()
+
+
+def test_cli_empty_pairs_file_gives_an_empty_table(tmp_path, cli, dna):
+    fasta, _, _ = dna
+    pairs = tmp_path / "none.tsv"
+    pairs.write_text("query\ttarget\tid\n")
+    out = tmp_path / "psse.tsv"
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", out)
+    assert out.read_text() == "\t".join(psse_stage.COLUMNS) + "\n"
+
+
+def test_cli_plots(tmp_path, cli, dna):
+    pytest.importorskip("matplotlib")
+    fasta, kept, _ = dna
+    plots = tmp_path / "plots"
+    psse(cli, "-i", fasta, "--pairs", kept, "-o", tmp_path / "psse.tsv", "--plots", plots)
+    for name in ("histograms.png", "qq.png"):
+        assert (plots / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_shuffle_pvalues_are_uniform_under_the_true_fit():
+    # Rounded Gumbel scores under their own (true) parameters: the randomised PIT is uniform.
+    rng = np.random.default_rng(2)
+    mu, beta = np.array([20.0, 35.0, 8.0]), np.array([3.7, 4.0, 0.8])
+    shuffled = np.round(stats.gumbel_r.rvs(mu[:, None], beta[:, None], size=(3, 3000),
+                                           random_state=rng)).astype(np.int32)
+    table = pd.DataFrame({"mu": mu, "beta": beta})
+    p = psse_plots.shuffle_pvalues(table, shuffled)
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+    # ... and not uniform under a wrong one
+    table["beta"] *= 1.2
+    assert stats.kstest(psse_plots.shuffle_pvalues(table, shuffled), "uniform").pvalue < 1e-6
+
+
+# --- bad input: one line, exit 2 -------------------------------------------------------
+
+
+@pytest.mark.parametrize("fasta_text, pairs_text, extra, message", [
+    (">a\nACGT\n>b\nACXT\n", "query\ttarget\na\tb\n", [],
+     "{fasta}:b: letter 'X' is not in the ACGT alphabet"),
+    (">a\nACGT\n>a;size=3\nACGT\n", "query\ttarget\na\ta\n", [], "{fasta}:a: duplicate id"),
+    (">a\nACGT\n>b\n\n", "query\ttarget\na\tb\n", [], "{fasta}:b: empty sequence"),
+    ("", "query\ttarget\na\tb\n", [], "{fasta}: no FASTA records"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\nb\tc\n", [],
+     "{pairs}:3: target 'c' is not in {fasta}"),
+    (">a\nACGT\n>b\nACGT\n", "qry\ttarget\na\tb\n", [],
+     "{pairs}: no column query in the header (qry, target)"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--shuffles", "1"],
+     "--shuffles must be at least 2, not 1"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--seed", "-1"],
+     "--seed must be between 0 and 2**64 - 1, not -1"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--alpha", "2"],
+     "--alpha must be between 0 and 1, not 2.0"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--alphabet", "protein", "--match", "1"],
+     "--match/--mismatch score DNA; for protein give --matrix"),
+    (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--matrix", "NUC.4.4", "--match", "1"],
+     "--matrix and --match/--mismatch exclude each other"),
+])
+def test_bad_input_is_one_line(tmp_path, cli, fasta_text, pairs_text, extra, message):
+    fasta, pairs = tmp_path / "in.fasta", tmp_path / "pairs.tsv"
+    fasta.write_text(fasta_text)
+    pairs.write_text(pairs_text)
+    code, out, err = cli("psse", "-i", fasta, "--pairs", pairs, "-o", tmp_path / "o.tsv",
+                         "--backend", "cpu", *extra)
+    assert code == 2
+    assert err.strip().splitlines() == ["seqpairs: error: "
+                                        + message.format(fasta=fasta, pairs=pairs)]
+    assert not (tmp_path / "o.tsv").exists()
+
+
+def test_missing_files_are_one_line(tmp_path, cli):
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text(">a\nACGT\n")
+    for args, message in ((["-i", tmp_path / "no.fasta", "--pairs", fasta],
+                           f"{tmp_path / 'no.fasta'}: no such file"),
+                          (["-i", fasta, "--pairs", tmp_path / "no.tsv"],
+                           f"{tmp_path / 'no.tsv'}: no such file")):
+        code, _, err = cli("psse", *args, "-o", tmp_path / "o.tsv")
+        assert (code, err.strip()) == (2, f"seqpairs: error: {message}")
+
+
+def test_cli_pair_without_a_fit(tmp_path, cli, dna):
+    # Shuffling a homopolymer changes nothing: every shuffle scores alike, there is no fit.
+    fasta, kept, _ = dna
+    fasta.write_text(fasta.read_text() + ">poly\nAAAAAAAAAA\n>polya\nAAAAAAAA\n")
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(kept.read_text() + "poly\tpolya" + "\t" * 19 + "\n")
+    out = tmp_path / "psse.tsv"
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", out)
+    table = pd.read_csv(out, sep="\t")
+    last = table.iloc[-1]
+    assert (last["query"], last["score"]) == ("poly", 16)
+    assert all(np.isnan(last[c]) for c in ("mu", "beta", "lambda", "K", "pvalue", "evalue",
+                                           "qvalue"))
+    assert not last["significant"]
+    assert "\tNaN\t" in out.read_text().splitlines()[-1]
+    q = stats.false_discovery_control(np.append(table["pvalue"][:-1], 1.0))
+    np.testing.assert_allclose(table["qvalue"][:-1], q[:-1], rtol=1e-14)

@@ -1,0 +1,63 @@
+"""`seqpairs psse` as an MPI program: pairs split by cost, the same bytes for any rank count."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+MPIEXEC = shutil.which("mpiexec")
+
+pytestmark = pytest.mark.skipif(MPIEXEC is None,
+                                reason="mpiexec not found (apt-get install openmpi-bin)")
+
+
+def run_psse(args, ranks=None):
+    cmd = [sys.executable, "-m", "seqpairs", "-q", "psse", "--backend", "cpu", "--threads", "1",
+           *map(str, args)]
+    if ranks:
+        cmd = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_any_rank_count_gives_the_same_bytes(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    rng = np.random.default_rng(21)
+    base = "".join(rng.choice(list("ACGT"), 150))
+    seqs = []
+    for _ in range(12):  # related, of varied lengths, so the pairs differ in cost
+        s = list(base[: int(rng.integers(40, 151))])
+        for k in rng.integers(0, len(s), 10):
+            s[k] = rng.choice(list("ACGT"))
+        seqs.append("".join(s))
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k};size={k + 1}\n{s}\n" for k, s in enumerate(seqs)))
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("query\ttarget\n" + "".join(f"s{a}\ts{b}\n" for a in range(12)
+                                                 for b in range(a)))
+
+    def output(name, ranks):
+        out = tmp_path / f"{name}.tsv"
+        proc = run_psse(["-i", fasta, "--pairs", pairs, "-o", out, "--shuffles", 50], ranks)
+        assert proc.returncode == 0, proc.stderr
+        return out.read_bytes()
+
+    single = output("plain", None)
+    assert single.count(b"\n") == 1 + 66
+    for ranks in (1, 2, 3):
+        assert output(f"ranks{ranks}", ranks) == single, f"{ranks} ranks differ"
+
+
+def test_input_error_under_mpi_is_one_line(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta, pairs = tmp_path / "in.fasta", tmp_path / "pairs.tsv"
+    fasta.write_text(">a\nACGT\n>b\nACGT\n")
+    pairs.write_text("query\ttarget\na\tz\n")
+    proc = run_psse(["-i", fasta, "--pairs", pairs, "-o", tmp_path / "o.tsv"], 2)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("seqpairs:")]
+    assert errors == [f"seqpairs: error: {pairs}:2: target 'z' is not in {fasta}"]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "o.tsv").exists()
