@@ -75,6 +75,8 @@ def test_default_example_dataset_reads_the_simulated_samples():
         ({"defaults": {"binning": {"bin_width": 0}}}, ["bin_width"]),
         ({"defaults": {"distance": {"threads": "four"}}}, ["threads", "four"]),
         ({"defaults": {"distance": {"exports": ["png"]}}}, ["exports", "png"]),
+        ({"defaults": {"distance": {"shards": 0}}}, ["shards", "0 is less than the minimum"]),
+        ({"defaults": {"distance": {"shards": 1.5}}}, ["shards", "1.5 is not of type"]),
         ({"defaults": {"cluster": {"linkage": "single"}}}, ["linkage", "single"]),
         ({"simulate": {"reads": 0}}, ["reads"]),
     ],

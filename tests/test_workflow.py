@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,8 @@ WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs")
 
 TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
-    "defaults": {"distance": {"backend": "cpu", "threads": 2}},
+    # small tiles: several per dataset, so that every shard of tiny.sharded has some
+    "defaults": {"distance": {"backend": "cpu", "threads": 2}, "binning": {"tile_pairs": 50}},
     "datasets": {
         # complete linkage (FCluster) on the edge list
         "tiny": {
@@ -50,9 +52,19 @@ TINY = {
             "distance": {"exports": ["condensed"]},
             "cluster": {"linkage": "average", "weighted": True},
         },
+        # as `tiny`, the edge list as 3 shard jobs and a merge
+        "tiny.sharded": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "distance": {"shards": 3},
+            "cluster": {"linkage": "complete"},
+        },
     },
 }
 SAMPLES = ["s1", "s2"]
+STAGES = ("ingest", "binning", "distance", "filter", "cluster")
 
 
 def copy_workflow(dest: Path, config: dict | None = None) -> Path:
@@ -72,10 +84,15 @@ def write_config(workdir: Path, config: dict) -> None:
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run `python -m snakemake` in `workdir`, with this Python's scripts (seqpairs) on PATH."""
+def snakemake(workdir: Path, *args: str, check: bool = True,
+              bin_dir: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m snakemake` in `workdir`, with this Python's scripts (seqpairs) on PATH.
+
+    `bin_dir` goes first on PATH (to replace `seqpairs`).
+    """
     env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env["PATH"] = os.pathsep.join(
+        [*([str(bin_dir)] if bin_dir else []), os.path.dirname(sys.executable), env.get("PATH", "")])
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
         check=False, cwd=workdir, env=env, capture_output=True, text=True, timeout=900,
@@ -91,18 +108,23 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     return proc
 
 
-def planned_jobs(proc: subprocess.CompletedProcess) -> list[tuple[str, str | None]]:
-    """(rule, dataset or None) of every job a dry run plans, from its job descriptions."""
-    jobs: list[list] = []
+def planned_wildcards(proc: subprocess.CompletedProcess) -> list[tuple[str, dict[str, str]]]:
+    """(rule, wildcards) of every job a dry run plans (or a run runs), from its descriptions."""
+    jobs: list[tuple[str, dict[str, str]]] = []
     for line in (proc.stdout + proc.stderr).splitlines():
         m = re.match(r"^\s*(?:local)?(?:rule|checkpoint) (\w+):\s*$", line)
         if m:
-            jobs.append([m.group(1), None])
+            jobs.append((m.group(1), {}))
             continue
-        m = re.match(r"^\s*wildcards: .*\bdataset=([^,\s]+)", line)
+        m = re.match(r"^\s*wildcards: (.*)$", line)
         if m and jobs:
-            jobs[-1][1] = m.group(1)
-    return [tuple(job) for job in jobs]
+            jobs[-1][1].update(item.split("=", 1) for item in m.group(1).split(", "))
+    return jobs
+
+
+def planned_jobs(proc: subprocess.CompletedProcess) -> list[tuple[str, str | None]]:
+    """(rule, dataset or None) of every job a dry run plans."""
+    return [(rule, wildcards.get("dataset")) for rule, wildcards in planned_wildcards(proc)]
 
 
 def read_fasta_ids(path: Path) -> list[str]:
@@ -131,9 +153,17 @@ def test_every_target_log_and_benchmark_exists(run):
     proc = snakemake(run, "--cores", "2", "--dry-run")
     assert "Nothing to be done" in proc.stdout + proc.stderr
     for dataset in TINY["datasets"]:
-        for stage in ("ingest", "binning", "distance", "filter", "cluster"):
+        for stage in STAGES:
             assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
-            assert (run / "results" / "benchmarks" / stage / f"{dataset}.tsv").is_file()
+            # a sharded dataset's distance stage ends with rule distance_merge
+            rule = "distance_merge" if stage == "distance" and dataset == "tiny.sharded" else stage
+            assert (run / "results" / "benchmarks" / rule / f"{dataset}.tsv").is_file()
+    for k in range(3):
+        assert (run / "logs" / "distance" / "tiny.sharded" / f"shard-{k}-of-3.log").is_file()
+        assert (run / "results" / "benchmarks" / "distance_shard" / "tiny.sharded"
+                / f"{k}-of-3.tsv").is_file()
+    assert (run / "logs" / "distance" / "tiny.sharded" / "merge.log").is_file()
+    assert not (results(run, "distance", "tiny.sharded") / "shards").exists()  # temp(): merged
     for name in ("unique.fasta", "abundance.tsv", "report.tsv"):
         assert (results(run, "ingest") / name).stat().st_size > 0
     for ext in ("list", "otu", "membership.tsv", "otu_table.tsv", "centroids.fasta"):
@@ -207,6 +237,69 @@ def test_full_matrix_exports_agree_with_the_edge_list(run):
     np.testing.assert_array_equal(square[i, j], d)
     np.testing.assert_allclose(text[i * (i - 1) // 2 + j], d, rtol=1e-7)
     assert (results(run, "cluster", "tiny.average") / "otus.tree").is_file()
+
+
+def test_sharded_dataset_gives_the_bytes_of_the_unsharded_one(run):
+    from seqpairs import binning, mpi
+
+    # the test means something only when every shard has tiles to compute
+    tiles = binning.read_table(results(run, "binning", "tiny.sharded") / "tiles.tsv",
+                               binning.TILE_COLUMNS)
+    assert set(mpi.assign(tiles, 3)) == {0, 1, 2}
+    for name in ("distance/{}/edges.npz", "filter/{}/kept.tsv", "cluster/{}/otus.list",
+                 "cluster/{}/otus.otu", "cluster/{}/otus.membership.tsv",
+                 "cluster/{}/otus.otu_table.tsv", "cluster/{}/otus.centroids.fasta"):
+        sharded = (run / "results" / name.format("tiny.sharded")).read_bytes()
+        assert sharded == (run / "results" / name.format("tiny")).read_bytes(), name
+
+
+def test_each_dataset_has_one_edge_list_rule(run):
+    # shards == 1: rule distance; shards > 1: its shards and the merge, never the other
+    edges = [f"results/distance/{dataset}/edges.npz" for dataset in ("tiny", "tiny.sharded")]
+    jobs = planned_wildcards(snakemake(run, "--dry-run", "--forceall", *edges))
+    distance_jobs = sorted((rule, w["dataset"], w.get("shard", ""))
+                           for rule, w in jobs if rule.startswith("distance"))
+    assert distance_jobs == [("distance", "tiny", ""), ("distance_merge", "tiny.sharded", "")] + [
+        ("distance_shard", "tiny.sharded", str(k)) for k in range(3)]
+    proc = snakemake(run, "--dry-run", "results/distance/tiny/shards/0-of-3.npz", check=False)
+    assert proc.returncode != 0
+    assert "MissingRuleException" in proc.stdout + proc.stderr
+
+
+def fail_shard(bin_dir: Path, shard: str) -> Path:
+    """A `seqpairs` in bin_dir that fails for `--shard SHARD` and runs the real one otherwise."""
+    bin_dir.mkdir()
+    script = bin_dir / "seqpairs"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" --shard {shard} "*) echo "simulated failure" >&2; exit 1;; esac\n'
+        f'exec {shlex.quote(sys.executable)} -m seqpairs "$@"\n')
+    script.chmod(0o755)
+    return bin_dir
+
+
+def test_rerun_after_a_failed_shard_computes_only_that_shard(run, tmp_path):
+    work = tmp_path / "copy"
+    shutil.copytree(run, work, symlinks=True)
+    shutil.rmtree(work / "results" / "distance" / "tiny.sharded")
+    # shard 1 fails; --keep-going lets shards 0 and 2 finish
+    proc = snakemake(work, "--cores", "2", "--keep-going", check=False,
+                     bin_dir=fail_shard(tmp_path / "bin", "1/3"))
+    assert proc.returncode != 0
+    assert "Error in rule distance_shard" in proc.stdout + proc.stderr
+    shards = work / "results" / "distance" / "tiny.sharded" / "shards"
+    assert sorted(p.name for p in shards.iterdir()) == ["0-of-3.npz", "2-of-3.npz"]
+    assert not (shards.parent / "edges.npz").exists()
+    # the dry run and the run plan the failed shard, the merge and what reads the edge list
+    expected = [("all", None), ("cluster", "tiny.sharded"), ("distance_merge", "tiny.sharded"),
+                ("distance_shard", "tiny.sharded"), ("filter", "tiny.sharded")]
+    for args in (["--dry-run"], []):
+        jobs = planned_wildcards(snakemake(work, "--cores", "2", *args))
+        assert sorted((rule, w.get("dataset")) for rule, w in jobs) == expected, args
+        assert [w["shard"] for rule, w in jobs if rule == "distance_shard"] == ["1"], args
+    assert (shards.parent / "edges.npz").read_bytes() == (
+        work / "results" / "distance" / "tiny" / "edges.npz").read_bytes()
+    assert not shards.exists()  # temp(): deleted once merged
 
 
 def test_filter_keeps_pairs_of_known_sequences(run):
@@ -287,6 +380,17 @@ def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
     rules = {rule for rule, _ in jobs}
     assert {dataset for _, dataset in jobs if dataset} == set(TINY["datasets"])
     assert "binning" in rules and "ingest" not in rules and "simulate" not in rules
+
+
+def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
+    jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=2))
+    assert sorted(jobs) == [("all", None), ("cluster", "tiny.sharded"),
+                            ("distance_merge", "tiny.sharded"),
+                            ("distance_shard", "tiny.sharded"), ("distance_shard", "tiny.sharded"),
+                            ("filter", "tiny.sharded")]
+    jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=1))
+    assert sorted(jobs) == [("all", None), ("cluster", "tiny.sharded"),
+                            ("distance", "tiny.sharded"), ("filter", "tiny.sharded")]
 
 
 def test_cluster_param_change_reruns_only_cluster(run):

@@ -83,6 +83,11 @@ def option_list(pairs):
     return options
 
 
+def datasets_regex(names):
+    """Wildcard constraint matching exactly these dataset names (nothing when empty)."""
+    return "|".join(re.escape(name) for name in names) if names else "(?!)"
+
+
 # --- simulate -------------------------------------------------------------------------
 
 
@@ -198,6 +203,25 @@ def distance_launcher(wildcards, resources, threads):
     return f"{launcher} -n {tasks} "
 
 
+# distance.shards > 1 splits a dataset's edge list into that many jobs (rule
+# distance_shard, each `seqpairs distance --shard K/N`), joined by rule
+# distance_merge; other datasets run rule distance. The count is per dataset, so it
+# is an expand() in an input function, not Snakemake's global scattergather count.
+SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
+UNSHARDED = [d for d in PARAMS if d not in SHARDED]
+
+
+def distance_shards(wildcards):
+    """The shard edge lists of a sharded dataset, 0-of-N ... (N-1)-of-N."""
+    n = stage(wildcards, "distance")["shards"]
+    return expand(
+        "results/distance/{dataset}/shards/{shard}-of-{shards}.npz",
+        dataset=wildcards.dataset,
+        shard=range(n),
+        shards=n,
+    )
+
+
 def distance_options(wildcards):
     p = stage(wildcards, "distance")
     return option_list(
@@ -240,11 +264,6 @@ def filter_options(wildcards):
 
 HIERARCHICAL = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] != "greedy"]
 GREEDY = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] == "greedy"]
-
-
-def datasets_regex(names):
-    """Wildcard constraint matching exactly these dataset names (nothing when empty)."""
-    return "|".join(re.escape(name) for name in names) if names else "(?!)"
 
 
 def cluster_distances(wildcards):

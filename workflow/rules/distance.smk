@@ -5,6 +5,8 @@ rule distance:
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
         edges="results/distance/{dataset}/edges.npz",
+    wildcard_constraints:
+        dataset=datasets_regex(UNSHARDED),
     params:
         options=distance_options,
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
@@ -24,6 +26,60 @@ rule distance:
         " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
         " --edges {output.edges:q} > {log:q} 2>&1"
 
+
+
+# distance.shards > 1 (see common.smk): scatter the tiles over `shards` jobs, each
+# shard K of N a job like rule distance (same threads, tasks and MPI launcher, so
+# profiles give both rules the same resources), then gather them. Shard files are
+# 0-based like `--shard K/N`, carry N in their name (a changed shard count never
+# reuses old shards) and are temp(): deleted once merged, kept while a failed
+# shard is missing, so a rerun computes only the missing ones.
+rule distance_shard:
+    input:
+        unique="results/ingest/{dataset}/unique.fasta",
+        bins="results/binning/{dataset}/bins.tsv",
+        tiles="results/binning/{dataset}/tiles.tsv",
+    output:
+        edges=temp("results/distance/{dataset}/shards/{shard}-of-{shards}.npz"),
+    wildcard_constraints:
+        dataset=datasets_regex(SHARDED),
+        shard=r"\d+",
+        shards=r"\d+",
+    params:
+        options=distance_options,
+        shard="{shard}/{shards}",
+        launcher=distance_launcher,
+    threads: distance_threads
+    resources:
+        tasks=distance_tasks,
+        mpi=distance_mpi,
+    log:
+        "logs/distance/{dataset}/shard-{shard}-of-{shards}.log",
+    benchmark:
+        "results/benchmarks/distance_shard/{dataset}/{shard}-of-{shards}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
+        " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
+        " --shard {params.shard:q} --edges {output.edges:q} > {log:q} 2>&1"
+
+
+rule distance_merge:
+    input:
+        shards=distance_shards,
+    output:
+        edges="results/distance/{dataset}/edges.npz",
+    wildcard_constraints:
+        dataset=datasets_regex(SHARDED),
+    log:
+        "logs/distance/{dataset}/merge.log",
+    benchmark:
+        "results/benchmarks/distance_merge/{dataset}.tsv"
+    conda:
+        "../../envs/seqpairs.yaml"
+    shell:
+        "seqpairs merge -i {input.shards:q} --edges {output.edges:q} > {log:q} 2>&1"
 
 rule distance_seqdist:
     input:
