@@ -1,0 +1,110 @@
+"""CuPy GPU engine of PSSE: gpu_kernels/local.cu, the same scores as backends/cpu_local.py.
+
+Every block of a launch works on one pair, one thread per shuffle: two of the pair's
+slots (the target, then its shuffles) per thread in 16-bit lanes, or one in 32 bits for a
+pair whose score could pass 32767 (min(m, n) x the largest substitution score). Shuffles
+are made on the device from the RNG key (seed, pair key, shuffle). Pairs go longest first
+in launches whose scratch (each thread's shuffled letters and strip edge, 10 bytes a row)
+fits half the free device memory. Outputs are poisoned and checked written.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UserError
+from ..local import LocalScheme
+from .cpu_local import check_inputs, concatenate
+from .gpu import INT_POISON, _kernel, _options, available
+
+NAME = "gpu"
+STRIP = 32  # query columns per register strip
+BLOCK = 128
+MAX_REGISTERS = 128  # 16 warps per SM (strip 32 spills 8 bytes per two rows, in L1)
+NARROW_MAX = 32767  # scores within int16: two lanes per thread
+# Word profile (one ready score word per lane letter combination, (K + 1)^2 of them with
+# two lanes) up to this many combinations: ACGT's 25; larger alphabets use the int8 profile.
+WORD_PROFILE_MAX = 64
+EDGE_BYTES = 8  # (H, E) per row and thread
+MAX_GRID_Y = 65535  # pairs per launch
+
+
+def _profile_bytes(letters: int, lanes: int, word: bool, strip: int) -> int:
+    """Shared memory of the strip profile (rows padded to an odd number of 16-byte units)."""
+    codes = letters + 1  # with the pad code
+    if word:
+        return codes**lanes * ((strip // 4) | 1) * 16
+    return codes * ((strip // 16) | 1) * 16
+
+
+def _batches(order, n, pair_threads: int, row_bytes: int, budget: int):
+    """Consecutive runs of `order` whose scratch, (longest padded target + 1) rows of
+    row_bytes per thread, fits `budget` bytes (at least one pair per run)."""
+    start, rows = 0, 0
+    for k, pair in enumerate(order):
+        pair_rows = (int(n[pair]) + 3) // 4 * 4 + 1
+        need = (k - start + 1) * pair_threads * max(rows, pair_rows) * row_bytes
+        if k > start and (need > budget or k - start == MAX_GRID_Y):
+            yield order[start:k], rows
+            start, rows = k, 0
+        rows = max(rows, pair_rows)
+    if start < len(order):
+        yield order[start:], rows
+
+
+def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np.ndarray],
+                pairs: np.ndarray, shuffles: int, seed: int, threads: int | None = None, *,
+                strip: int = STRIP, block: int = BLOCK, max_registers: int | None = MAX_REGISTERS,
+                word_profile: bool | None = None, max_batch_bytes: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Best local scores of queries[k] against targets[k] and against its shuffles, on the GPU.
+
+    Same arguments and results as backends.cpu_local.psse_scores (`threads` is ignored).
+    Keywords tune the kernel: strip, block, max_registers, word_profile (None: by alphabet
+    size) and max_batch_bytes (scratch per launch; None: half the free device memory).
+    """
+    if not available():
+        raise UserError("psse: the GPU backend needs CuPy and a CUDA GPU")
+    import cupy
+
+    queries, targets, pairs = check_inputs(scheme, queries, targets, pairs, shuffles, seed)
+    matrix = scheme.matrix_array()
+    if matrix.min() < -128 or matrix.max() > 127:
+        raise UserError("psse: the GPU kernel needs substitution scores between -128 and 127")
+    slots = shuffles + 1
+    if not len(pairs):
+        return np.zeros(0, dtype=np.int32), np.zeros((0, shuffles), dtype=np.int32)
+    q_codes, q_offsets = concatenate(queries)
+    t_codes, t_offsets = concatenate(targets)
+    m, n = np.diff(q_offsets), np.diff(t_offsets)
+    narrow = np.minimum(m, n) * max(int(matrix.max()), 0) <= NARROW_MAX
+    device = [cupy.asarray(a) for a in (q_codes, q_offsets, t_codes, t_offsets, pairs)]
+    d_subst = cupy.asarray(matrix.ravel())
+    d_out = cupy.full(len(pairs) * slots, INT_POISON, dtype=cupy.int32)
+    letters = len(scheme.alphabet)
+    constants = (np.int32(slots), d_subst, np.int32(letters), np.int32(scheme.gap_open),
+                 np.int32(scheme.gap_extend), np.uint64(seed))
+    for lanes, members in ((2, np.flatnonzero(narrow)), (1, np.flatnonzero(~narrow))):
+        if not members.size:
+            continue
+        word = lanes == 1 or ((letters + 1) ** 2 <= WORD_PROFILE_MAX if word_profile is None
+                              else word_profile)
+        shared = _profile_bytes(letters, lanes, word, strip)
+        kernel = _kernel("local.cu", "psse_local", _options(
+            strip, max_registers, f"-DLANES={lanes}", f"-DWORD_PROFILE={int(word)}",
+            f"-DBLOCK={block}"))
+        blocks = -(-slots // (lanes * block))  # per pair
+        order = members[np.argsort(-(m * n)[members], kind="stable")]
+        budget = max_batch_bytes or cupy.cuda.runtime.memGetInfo()[0] // 2
+        for batch, rows in _batches(order, n, blocks * block, lanes + EDGE_BYTES, budget):
+            threads_total = len(batch) * blocks * block
+            scratch = cupy.empty(rows * threads_total, dtype=cupy.uint8 if lanes == 1
+                                 else cupy.uint16)
+            edge = cupy.empty(2 * rows * threads_total, dtype=cupy.uint32)
+            kernel((blocks, len(batch)), (block,),
+                   (*device[:4], cupy.asarray(batch), device[4], *constants, scratch, edge, d_out),
+                   shared_mem=shared)
+    unwritten = int((d_out == INT_POISON).sum())
+    if unwritten:
+        raise RuntimeError(f"GPU kernel left {unwritten} of {d_out.size} scores unwritten")
+    out = d_out.get().reshape(len(pairs), slots)
+    return out[:, 0].copy(), out[:, 1:].copy()

@@ -1,0 +1,129 @@
+"""GPU PSSE engine (gpu_kernels/local.cu) against the Numba engine: every score equal.
+
+Marked `gpu`; skipped where CuPy sees no CUDA device.
+"""
+import numpy as np
+import pytest
+
+from seqpairs.backends import cpu_local, gpu, gpu_local
+from seqpairs.errors import UserError
+from seqpairs.local import LocalScheme
+
+from .test_gpu_distance import read_acgt
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu.available(), reason="no CUDA GPU visible to CuPy"),
+]
+
+SCHEMES = {
+    "dna": LocalScheme.dna(2, -3, 5, 2),  # word profile, 16-bit lanes
+    "blosum62": LocalScheme.matrix("BLOSUM62", 11, 1),  # int8 profile, 16-bit lanes
+}
+
+
+def sequences(rng, scheme, lengths):
+    """Half of them prefixes of one root, with 10% substitutions (related pairs score high
+    and take gapless and gapped paths), half random; standard letters only."""
+    k = min(len(scheme.alphabet), 20)
+    root = rng.integers(0, k, max(lengths))
+    out = []
+    for n in lengths:
+        s = root[:n].copy() if rng.random() < 0.5 else rng.integers(0, k, n)
+        hit = rng.random(n) < 0.1
+        s[hit] = rng.integers(0, k, hit.sum())
+        out.append(s.astype(np.uint8))
+    return out
+
+
+def pairs_of(rng, scheme, lengths):
+    """(queries, targets) of these lengths, the targets' lengths in reverse order."""
+    seqs = sequences(rng, scheme, np.concatenate([lengths, lengths[::-1]]))
+    return seqs[:len(lengths)], seqs[len(lengths):]
+
+
+def compare(scheme, queries, targets, shuffles, seed=7, keys=None, **options):
+    keys = np.arange(len(queries)) * 3 + 5 if keys is None else keys
+    want = cpu_local.psse_scores(scheme, queries, targets, keys, shuffles, seed)
+    got = gpu_local.psse_scores(scheme, queries, targets, keys, shuffles, seed, **options)
+    assert got[0].dtype == got[1].dtype == np.int32 and got[1].shape == want[1].shape
+    assert np.array_equal(got[0], want[0]), "real scores differ"
+    assert np.array_equal(got[1], want[1]), "shuffled scores differ"
+    return got
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_mixed_lengths_1_to_3000(name):
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(31)
+    lengths = np.concatenate([np.arange(1, 13), rng.integers(13, 3001, 36)])
+    real, shuffled = compare(scheme, *pairs_of(rng, scheme, lengths), shuffles=9)
+    # the test sees real work: related pairs, and shuffles that score differently
+    assert real.max() > 1000 and (shuffled.min(axis=1) < shuffled.max(axis=1)).sum() > 20
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+@pytest.mark.parametrize("shuffles", [0, 1, 300])
+def test_shuffle_counts_and_several_blocks_per_pair(name, shuffles):
+    # 300 shuffles: 301 slots, two blocks of 128 threads per pair, the last lane idle
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(32)
+    lengths = rng.integers(1, 300, 8)
+    compare(scheme, *pairs_of(rng, scheme, lengths), shuffles, seed=2**64 - 1,
+            keys=np.array([0, 1, 2**40, 7, 2**63 - 1, 9, 11, 13]))
+
+
+def test_scores_at_and_past_the_16_bit_limit():
+    # identical sequences of 3000: 30,000 stays in 16-bit lanes; 33,000 needs the 32-bit
+    # kernel, and so do BLOSUM62 pairs of 3000 (3000 x 11 > 32767); one call runs both kernels
+    rng = np.random.default_rng(33)
+    seq = rng.integers(0, 4, 3000).astype(np.uint8)
+    for match, want in ((10, 30_000), (11, 33_000)):
+        real, _ = compare(LocalScheme.dna(match, -9, 5, 2), [seq, seq[:40]], [seq, seq[:50]], 3)
+        assert real[0] == want
+    scheme = SCHEMES["blosum62"]
+    real, _ = compare(scheme, *pairs_of(rng, scheme, np.array([3000, 3100, 40, 3050])), 5)
+    assert real.max() > 5000
+
+
+@pytest.mark.parametrize("options", [dict(max_batch_bytes=1), dict(max_batch_bytes=2_000_000),
+                                     dict(strip=16, block=64), dict(strip=48, max_registers=None)])
+def test_batches_strips_and_blocks(options):
+    scheme = SCHEMES["blosum62"]
+    rng = np.random.default_rng(34)
+    lengths = rng.integers(1, 700, 24)
+    compare(scheme, *pairs_of(rng, scheme, lengths), 20, **options)
+
+
+@pytest.mark.parametrize("scheme, word_profile", [
+    (LocalScheme.dna(2, -3, 5, 2), False),
+    (LocalScheme.matrix("NUC.4.4", 10, 1, alphabet="dna"), None),  # 15 letters: int8 profile
+    (LocalScheme.dna(1, -1, 0, 1), None),  # linear gaps
+    (LocalScheme("ACGT", ((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3), (-2, -5, -4, 4)),
+                 2, 1), None),  # asymmetric: query and target must not swap
+])
+def test_profiles_and_schemes(scheme, word_profile):
+    rng = np.random.default_rng(35)
+    lengths = rng.integers(1, 500, 16)
+    queries, targets = pairs_of(rng, scheme, lengths)
+    queries[0] = rng.integers(0, len(scheme.alphabet), 300).astype(np.uint8)  # every letter
+    compare(scheme, queries, targets, 16, word_profile=word_profile)
+
+
+def test_real_reads(shared_data):
+    scheme = LocalScheme.dna(1, -2, 3, 1)
+    seqs = [scheme.encode(s, "read") for s in read_acgt(shared_data / "C005_454.fa.gz", 64)]
+    compare(scheme, seqs[:32], seqs[32:], 50)
+
+
+def test_unwritten_scores_are_caught(monkeypatch):
+    monkeypatch.setattr(gpu_local, "_kernel", lambda *args: lambda *a, **k: None)
+    seq = np.array([0, 1, 2], np.uint8)
+    with pytest.raises(RuntimeError, match="left 6 of 6 scores unwritten"):
+        gpu_local.psse_scores(SCHEMES["dna"], [seq, seq], [seq, seq], np.arange(2), 2, 1)
+
+
+def test_scores_outside_int8_are_refused():
+    seq = np.array([0, 1, 2], np.uint8)
+    with pytest.raises(UserError, match="between -128 and 127"):
+        gpu_local.psse_scores(LocalScheme.dna(200, -3, 5, 2), [seq], [seq], np.arange(1), 2, 1)
