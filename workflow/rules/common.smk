@@ -158,9 +158,10 @@ def distance_threads(wildcards):
     return stage(wildcards, "distance")["threads"]
 
 
-# MPI launch of the distance rule. The rule's resources `tasks` (default: config
-# distance.tasks) and `mpi` (the launcher) follow Snakemake's MPI convention, so a
-# profile's set-resources (profiles/slurm: tasks, mpi: srun) override them. The
+# MPI launch of the edge-list rules (distance, distance_shard). Their resources
+# `tasks` (default: config distance.tasks) and `mpi` (the launcher) follow Snakemake's
+# MPI convention, so a profile's set-resources (profiles/slurm: tasks, mpi: srun)
+# override them. The
 # command is prefixed with `<mpi> -n <tasks>` exactly when tasks > 1: one task runs
 # `seqpairs distance` as one plain process, without MPI installed.
 
