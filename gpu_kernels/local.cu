@@ -7,11 +7,11 @@
 // one thread per shuffle. With LANES = 2 a thread runs two of the pair's slots (slot 0 is
 // the target itself, slot s + 1 its shuffle s) in the two 16-bit halves of each 32-bit
 // word, with Hopper's DPX instructions; LANES = 1 runs one slot in 32 bits, for pairs whose
-// scores could pass 32767. A lane's target runs down the rows, the query along the columns
-// in strips of STRIP columns whose H and F stay in registers; the strip's right edge (H, E)
-// goes to a [row][thread] buffer in global memory for the next strip. Every thread of a
-// block has the same query and the same number of rows, so they move in step: the scores
-// of a strip (the query profile slice) are built once per block in shared memory.
+// scores could pass the 16-bit range (below). A lane's target runs down the rows, the query
+// along the columns in strips of STRIP columns whose H and F stay in registers; the strip's
+// right edge (H, E) goes to a [row][thread] buffer in global memory for the next strip. Every
+// thread of a block has the same query and the same number of rows, so they move in step:
+// the scores of a strip (the query profile slice) are built once per block in shared memory.
 //
 // Profiles: WORD_PROFILE = 1 keeps, for every combination of the lanes' target letters,
 // the strip's ready score words (two int16 halves with LANES = 2), one shared load per four
@@ -19,12 +19,13 @@
 // lanes' bytes with one byte permute per column (for large alphabets: (K + 1)^2 words per
 // column would not fit).
 //
-// Exactness: H, E and F are clamped at 0 (relu). H >= 0 already, and a clamped E or F
-// equals max(true value, 0) at every cell, which leaves every H unchanged; so every value
-// lies in [0, best] and every intermediate in [-(open + extend), best + 127]: exact in
-// 16 bits when min(m, n) * (largest score) <= 32767 (the host checks). Query columns past
-// m and target rows past n (padding to whole strips and to the pad letter code K) score
-// PAD_SCORE against everything: they cannot raise the best score, nor reach a real cell.
+// Exactness: the recurrence is computed as specified (no clamping but H's at 0), every value
+// v held as v + zero. With 16-bit lanes zero = B - 32768, B = max(open + 2 extend, 128):
+// every value and intermediate lies in [-B, best] (H >= 0, E and F >= -(open + extend),
+// a score >= -128), so it fits while best <= 65535 - B, which the host makes sure of from
+// min(m, n) x the largest score. With 32 bits zero = 0. Query columns past m and target rows
+// past n (padding to whole strips and to the pad letter code K) score PAD_SCORE against
+// everything: they cannot raise the best score, nor reach a real cell.
 #ifndef STRIP
 #define STRIP 32
 #endif
@@ -104,21 +105,21 @@ struct Stream {  // the words of one (seed, pair, shuffle), in order
 
 // --- lane arithmetic: V holds LANES signed lanes ---
 
+// Per lane: a + b, max(a, b, c) and max(a + b, c), all signed.
 #if LANES == 2
 typedef u32 V;
 __device__ __forceinline__ V splat(int x) { return ((u32)x & 0xFFFFu) * 0x10001u; }
 __device__ __forceinline__ V add(V a, V b) { return __vadd2(a, b); }
-__device__ __forceinline__ V vmax(V a, V b) { return __vmaxs2(a, b); }
-// max(a, b, c, 0) and max(a + b, c, 0), per lane
-__device__ __forceinline__ V max3_relu(V a, V b, V c) { return __vimax3_s16x2_relu(a, b, c); }
-__device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s16x2_relu(a, b, c); }
+__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s16x2(a, b, c); }
+__device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s16x2(a, b, c); }
+__device__ __forceinline__ int lane_value(V v, int lane) { return (short)(v >> (16 * lane)); }
 #else
 typedef int V;
 __device__ __forceinline__ V splat(int x) { return x; }
 __device__ __forceinline__ V add(V a, V b) { return a + b; }
-__device__ __forceinline__ V vmax(V a, V b) { return max(a, b); }
-__device__ __forceinline__ V max3_relu(V a, V b, V c) { return __vimax3_s32_relu(a, b, c); }
-__device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s32_relu(a, b, c); }
+__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s32(a, b, c); }
+__device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s32(a, b, c); }
+__device__ __forceinline__ int lane_value(V v, int) { return v; }
 #endif
 
 // Selector for prmt: result = sign-extended byte k of a | sign-extended byte k of b << 16
@@ -220,9 +221,9 @@ struct Row {  // what a strip carries from a row to the next, besides H and F
 // H of row i - 1 in `up`, row i's into `h`; F(i, j) in f becomes F(i + 1, j).
 __device__ __forceinline__ void strip_row(const uint4* s_prof, int codes,
                                           const Letters*& letters_at, uint2*& edge_at,
-                                          size_t stride, bool first, bool last, V neg_open,
-                                          V neg_extend, const V (&up)[STRIP], V (&h)[STRIP],
-                                          V (&f)[STRIP], Row& row, V& best)
+                                          size_t stride, bool first, bool last, V zero,
+                                          V neg_open, V neg_extend, const V (&up)[STRIP],
+                                          V (&h)[STRIP], V (&f)[STRIP], Row& row, V& best)
 {
     const Letters row_letters = row.next_letters;
     const uint2 left = row.next_edge;
@@ -235,12 +236,12 @@ __device__ __forceinline__ void strip_row(const uint4* s_prof, int codes,
     V e = (V)left.y;  // E(i, j)
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
-        const V d = addmax_relu(t ? up[t - 1] : row.diag_left, s[t], f[t]);  // max(diag + s, F, 0)
-        h[t] = vmax(d, e);
+        const V d = addmax(t ? up[t - 1] : row.diag_left, s[t], f[t]);  // max(diag + s, F)
+        h[t] = max3(d, e, zero);
         const V h_open = add(h[t], neg_open);
-        e = addmax_relu(e, neg_extend, h_open);        // E(i, j + 1)
-        f[t] = addmax_relu(f[t], neg_extend, h_open);  // F(i + 1, j)
-        if (t & 1) best = max3_relu(best, h[t - 1], h[t]);
+        e = addmax(e, neg_extend, h_open);        // E(i, j + 1)
+        f[t] = addmax(f[t], neg_extend, h_open);  // F(i + 1, j)
+        if (t & 1) best = max3(best, h[t - 1], h[t]);
     }
     row.diag_left = (V)left.x;
     if (!last) *edge_at = make_uint2((u32)h[STRIP - 1], (u32)e);
@@ -256,6 +257,7 @@ extern "C" __global__ void psse_local(
     const int slots,                      // shuffles + 1
     const int* __restrict__ subst,        // letters x letters, [query letter][target letter]
     const int letters, const int gap_open, const int gap_extend, const u64 seed,
+    const int zero,                       // how a lane holds the value 0
     Letters* __restrict__ scratch,        // [row][thread]: the lanes' target letters
     uint2* __restrict__ edge,             // [row][thread]: (H, E) at a strip's right edge
     int* __restrict__ out)                // [pair][slot]
@@ -295,8 +297,9 @@ extern "C" __global__ void psse_local(
     }
 
     const V neg_open = splat(-(gap_open + gap_extend)), neg_extend = splat(-gap_extend);
+    const V z = splat(zero), z_open = splat(zero - gap_open - gap_extend);
     const int codes = letters + 1;
-    V best = 0;
+    V best = z;
     for (int j0 = 0; j0 < m; j0 += STRIP) {
         const bool first = j0 == 0, last = j0 + STRIP >= m;
         __syncthreads();  // everyone is done with the previous strip's profile
@@ -305,14 +308,18 @@ extern "C" __global__ void psse_local(
         // H of the rows alternates between ha and hb, so that no cell copies the H above it
         V ha[STRIP], hb[STRIP], f[STRIP];
 #pragma unroll
-        for (int t = 0; t < STRIP; t++) ha[t] = f[t] = 0;  // row 0: H = 0, F(1, j) = 0
+        for (int t = 0; t < STRIP; t++) {  // row 0: H = 0, F(1, j) = -(open + extend)
+            ha[t] = z;
+            f[t] = z_open;
+        }
         const Letters* letters_at = scratch + thread;
         uint2* edge_at = edge + thread;
-        Row row = {0, *letters_at, first ? make_uint2(0u, 0u) : *edge_at};
+        // column 0: H = 0, E(i, 1) = -(open + extend)
+        Row row = {z, *letters_at, first ? make_uint2((u32)z, (u32)z_open) : *edge_at};
         for (int i = 0; i < rows; i += 2) {
-            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, neg_open,
+            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, z, neg_open,
                       neg_extend, ha, hb, f, row, best);
-            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, neg_open,
+            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, z, neg_open,
                       neg_extend, hb, ha, f, row, best);
         }
     }
@@ -320,6 +327,6 @@ extern "C" __global__ void psse_local(
     for (int lane = 0; lane < LANES; lane++) {
         const int slot = slot0 + lane;
         if (slot < slots)
-            out[pair * slots + slot] = LANES == 2 ? (int)(short)((u32)best >> (16 * lane)) : (int)best;
+            out[pair * slots + slot] = lane_value(best, lane) - zero;
     }
 }

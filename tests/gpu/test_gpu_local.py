@@ -74,16 +74,25 @@ def test_shuffle_counts_and_several_blocks_per_pair(name, shuffles):
 
 
 def test_scores_at_and_past_the_16_bit_limit():
-    # identical sequences of 3000: 30,000 stays in 16-bit lanes; 33,000 needs the 32-bit
-    # kernel, and so do BLOSUM62 pairs of 3000 (3000 x 11 > 32767); one call runs both kernels
+    # 16-bit lanes hold scores up to 65535 - max(open + 2 extend, 128): identical sequences
+    # of 3000 score 63,000 in them (match 21); 66,000 (match 22) needs the 32-bit kernel,
+    # as do HOXD70 pairs of 700 (largest score 100) and PAM250 pairs of 4000 (17); the
+    # short pairs of each call run in 16-bit lanes, so one call runs both kernels
     rng = np.random.default_rng(33)
     seq = rng.integers(0, 4, 3000).astype(np.uint8)
-    for match, want in ((10, 30_000), (11, 33_000)):
-        real, _ = compare(LocalScheme.dna(match, -9, 5, 2), [seq, seq[:40]], [seq, seq[:50]], 3)
+    for match, want in ((21, 63_000), (22, 66_000)):
+        scheme = LocalScheme.dna(match, -9, 5, 2)
+        assert list(gpu_local.fits_16_bits(scheme, np.array([3000, 40]), 3000)) == [
+            match == 21, True]
+        real, _ = compare(scheme, [seq, seq[:40]], [seq, seq[:50]], 3)
         assert real[0] == want
-    scheme = SCHEMES["blosum62"]
-    real, _ = compare(scheme, *pairs_of(rng, scheme, np.array([3000, 3100, 40, 3050])), 5)
-    assert real.max() > 5000
+    for name, alphabet, lengths in (("HOXD70", "dna", [700, 1000, 40, 699]),
+                                    ("PAM250", "protein", [4000, 30, 4100])):
+        scheme = LocalScheme.matrix(name, 10, 1, alphabet=alphabet)
+        lengths = np.array(lengths)
+        fits = gpu_local.fits_16_bits(scheme, lengths, lengths)
+        assert not fits.all() and fits.any()
+        compare(scheme, *pairs_of(rng, scheme, lengths), 5)
 
 
 @pytest.mark.parametrize("options", [dict(max_batch_bytes=1), dict(max_batch_bytes=2_000_000),

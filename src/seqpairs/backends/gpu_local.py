@@ -2,7 +2,7 @@
 
 Every block of a launch works on one pair, one thread per shuffle: two of the pair's
 slots (the target, then its shuffles) per thread in 16-bit lanes, or one in 32 bits for a
-pair whose score could pass 32767 (min(m, n) x the largest substitution score). Shuffles
+pair whose score could pass the lanes' range (`fits_16_bits`). Shuffles
 are made on the device from the RNG key (seed, pair key, shuffle). Pairs go longest first
 in launches whose scratch (each thread's shuffled letters and strip edge, 10 bytes a row)
 fits half the free device memory. Outputs are poisoned and checked written.
@@ -17,15 +17,27 @@ from .cpu_local import check_inputs, concatenate
 from .gpu import INT_POISON, _kernel, _options, available
 
 NAME = "gpu"
-STRIP = 32  # query columns per register strip
+# Query columns per register strip, per kernel (16-bit lanes with the word or the int8
+# profile, 32 bits): the widest that fits MAX_REGISTERS without spilling (ptxas, sm_90).
+STRIPS = {(2, True): 28, (2, False): 32, (1, True): 24}
 BLOCK = 128
-MAX_REGISTERS = 128  # 16 warps per SM (strip 32 spills 8 bytes per two rows, in L1)
-NARROW_MAX = 32767  # scores within int16: two lanes per thread
+MAX_REGISTERS = 128  # 16 warps per SM
 # Word profile (one ready score word per lane letter combination, (K + 1)^2 of them with
 # two lanes) up to this many combinations: ACGT's 25; larger alphabets use the int8 profile.
 WORD_PROFILE_MAX = 64
 EDGE_BYTES = 8  # (H, E) per row and thread
 MAX_GRID_Y = 65535  # pairs per launch
+
+
+def lane_zero(scheme: LocalScheme) -> int:
+    """How a 16-bit lane holds 0 (local.cu: every value v as v + zero): values from
+    -B = -max(open + 2 extend, 128) up to 65535 - B fit."""
+    return max(scheme.gap_open + 2 * scheme.gap_extend, 128) - 32768
+
+
+def fits_16_bits(scheme: LocalScheme, m, n):
+    """Whether pairs of these lengths cannot score past the 16-bit lanes' range."""
+    return np.minimum(m, n) * max(max(map(max, scheme.subst)), 0) <= 32767 - lane_zero(scheme)
 
 
 def _profile_bytes(letters: int, lanes: int, word: bool, strip: int) -> int:
@@ -53,14 +65,16 @@ def _batches(order, n, pair_threads: int, row_bytes: int, budget: int):
 
 def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np.ndarray],
                 pairs: np.ndarray, shuffles: int, seed: int, threads: int | None = None, *,
-                strip: int = STRIP, block: int = BLOCK, max_registers: int | None = MAX_REGISTERS,
+                strip: int | None = None, block: int = BLOCK,
+                max_registers: int | None = MAX_REGISTERS,
                 word_profile: bool | None = None, max_batch_bytes: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Best local scores of queries[k] against targets[k] and against its shuffles, on the GPU.
 
     Same arguments and results as backends.cpu_local.psse_scores (`threads` is ignored).
-    Keywords tune the kernel: strip, block, max_registers, word_profile (None: by alphabet
-    size) and max_batch_bytes (scratch per launch; None: half the free device memory).
+    Keywords tune the kernel: strip (None: STRIPS; a multiple of 4, of 16 with the int8
+    profile), block, max_registers, word_profile (None: by alphabet size) and
+    max_batch_bytes (scratch per launch; None: half the free device memory).
     """
     if not available():
         raise UserError("psse: the GPU backend needs CuPy and a CUDA GPU")
@@ -76,7 +90,7 @@ def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np
     q_codes, q_offsets = concatenate(queries)
     t_codes, t_offsets = concatenate(targets)
     m, n = np.diff(q_offsets), np.diff(t_offsets)
-    narrow = np.minimum(m, n) * max(int(matrix.max()), 0) <= NARROW_MAX
+    narrow = fits_16_bits(scheme, m, n)
     device = [cupy.asarray(a) for a in (q_codes, q_offsets, t_codes, t_offsets, pairs)]
     d_subst = cupy.asarray(matrix.ravel())
     d_out = cupy.full(len(pairs) * slots, INT_POISON, dtype=cupy.int32)
@@ -88,9 +102,10 @@ def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np
             continue
         word = lanes == 1 or ((letters + 1) ** 2 <= WORD_PROFILE_MAX if word_profile is None
                               else word_profile)
-        shared = _profile_bytes(letters, lanes, word, strip)
+        width = strip or STRIPS[lanes, word]
+        shared = _profile_bytes(letters, lanes, word, width)
         kernel = _kernel("local.cu", "psse_local", _options(
-            strip, max_registers, f"-DLANES={lanes}", f"-DWORD_PROFILE={int(word)}",
+            width, max_registers, f"-DLANES={lanes}", f"-DWORD_PROFILE={int(word)}",
             f"-DBLOCK={block}"))
         blocks = -(-slots // (lanes * block))  # per pair
         order = members[np.argsort(-(m * n)[members], kind="stable")]
@@ -101,7 +116,8 @@ def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np
                                  else cupy.uint16)
             edge = cupy.empty(2 * rows * threads_total, dtype=cupy.uint32)
             kernel((blocks, len(batch)), (block,),
-                   (*device[:4], cupy.asarray(batch), device[4], *constants, scratch, edge, d_out),
+                   (*device[:4], cupy.asarray(batch), device[4], *constants,
+                    np.int32(lane_zero(scheme) if lanes == 2 else 0), scratch, edge, d_out),
                    shared_mem=shared)
     unwritten = int((d_out == INT_POISON).sum())
     if unwritten:
