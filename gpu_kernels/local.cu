@@ -272,9 +272,10 @@ extern "C" __global__ void psse_local(
     const size_t thread = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * BLOCK + threadIdx.x;
     const int slot0 = (blockIdx.x * BLOCK + threadIdx.x) * LANES;
 
-    // Each lane's target: copied (pad code up to a multiple of four rows), then shuffled in
-    // place. The scratch has one more row, which the prefetches below read but never use.
-    const int padded_rows = (n + 3) & ~3;  // the same in the whole block
+    // Each lane's target: copied (pad code up to an even number of rows: rows go in twos),
+    // then shuffled in place. The scratch has one more row, which the prefetches below read
+    // but never use.
+    const int padded_rows = (n + 1) & ~1;  // the same in the whole block
     // Threads past the last slot only help build the profiles.
     const int rows = slot0 < slots ? padded_rows : 0;
     for (int i = 0; i < rows; i++)

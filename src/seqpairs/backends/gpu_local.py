@@ -49,11 +49,11 @@ def _profile_bytes(letters: int, lanes: int, word: bool, strip: int) -> int:
 
 
 def _batches(order, n, pair_threads: int, row_bytes: int, budget: int):
-    """Consecutive runs of `order` whose scratch, (longest padded target + 1) rows of
-    row_bytes per thread, fits `budget` bytes (at least one pair per run)."""
+    """Consecutive runs of `order` whose scratch, (longest target, rounded up to even, + 1)
+    rows of row_bytes per thread, fits `budget` bytes (at least one pair per run)."""
     start, rows = 0, 0
     for k, pair in enumerate(order):
-        pair_rows = (int(n[pair]) + 3) // 4 * 4 + 1
+        pair_rows = (int(n[pair]) + 1) // 2 * 2 + 1
         need = (k - start + 1) * pair_threads * max(rows, pair_rows) * row_bytes
         if k > start and (need > budget or k - start == MAX_GRID_Y):
             yield order[start:k], rows
