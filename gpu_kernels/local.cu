@@ -9,7 +9,8 @@
 // word, with Hopper's DPX instructions; LANES = 1 runs one slot in 32 bits, for pairs whose
 // scores could pass the 16-bit range (below). A lane's target runs down the rows, the query
 // along the columns in strips of STRIP columns whose H and F stay in registers; the strip's
-// right edge (H, E) goes to a [row][thread] buffer in global memory for the next strip. Every
+// right edge (H, E) goes to a buffer in global memory for the next strip (each block's rows
+// contiguous, [block][row][thread], so a row of a block is one coalesced access). Every
 // thread of a block has the same query and the same number of rows, so they move in step:
 // the scores of a strip (the query profile slice) are built once per block in shared memory.
 //
@@ -221,14 +222,14 @@ struct Row {  // what a strip carries from a row to the next, besides H and F
 // H of row i - 1 in `up`, row i's into `h`; F(i, j) in f becomes F(i + 1, j).
 __device__ __forceinline__ void strip_row(const uint4* s_prof, int codes,
                                           const Letters*& letters_at, uint2*& edge_at,
-                                          size_t stride, bool first, bool last, V zero,
+                                          bool first, bool last, V zero,
                                           V neg_open, V neg_extend, const V (&up)[STRIP],
                                           V (&h)[STRIP], V (&f)[STRIP], Row& row, V& best)
 {
     const Letters row_letters = row.next_letters;
     const uint2 left = row.next_edge;
-    const Letters* next_letters = letters_at + stride;
-    uint2* next_edge = edge_at + stride;
+    const Letters* next_letters = letters_at + BLOCK;
+    uint2* next_edge = edge_at + BLOCK;
     row.next_letters = *next_letters;
     if (!first) row.next_edge = *next_edge;
     V s[STRIP];
@@ -258,8 +259,9 @@ extern "C" __global__ void psse_local(
     const int* __restrict__ subst,        // letters x letters, [query letter][target letter]
     const int letters, const int gap_open, const int gap_extend, const u64 seed,
     const int zero,                       // how a lane holds the value 0
-    Letters* __restrict__ scratch,        // [row][thread]: the lanes' target letters
-    uint2* __restrict__ edge,             // [row][thread]: (H, E) at a strip's right edge
+    const int scratch_rows,               // rows per thread in scratch and edge
+    Letters* __restrict__ scratch,        // [block][row][thread]: the lanes' target letters
+    uint2* __restrict__ edge,             // [block][row][thread]: (H, E) at a strip's right edge
     int* __restrict__ out)                // [pair][slot]
 {
     extern __shared__ uint4 s_prof[];
@@ -268,8 +270,9 @@ extern "C" __global__ void psse_local(
     const unsigned char* T = t_codes + t_offsets[pair];
     const int m = (int)(q_offsets[pair + 1] - q_offsets[pair]);
     const int n = (int)(t_offsets[pair + 1] - t_offsets[pair]);
-    const size_t stride = (size_t)gridDim.x * gridDim.y * BLOCK;
-    const size_t thread = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * BLOCK + threadIdx.x;
+    // this thread's row 0 in scratch and edge; row i is BLOCK entries further
+    const size_t thread = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * scratch_rows * BLOCK
+                          + threadIdx.x;
     const int slot0 = (blockIdx.x * BLOCK + threadIdx.x) * LANES;
 
     // Each lane's target: copied (pad code up to an even number of rows: rows go in twos),
@@ -279,7 +282,7 @@ extern "C" __global__ void psse_local(
     // Threads past the last slot only help build the profiles.
     const int rows = slot0 < slots ? padded_rows : 0;
     for (int i = 0; i < rows; i++)
-        scratch[i * stride + thread] = (Letters)((i < n ? T[i] : letters) * (LANES == 2 ? 0x101 : 1));
+        scratch[thread + i * BLOCK] = (Letters)((i < n ? T[i] : letters) * (LANES == 2 ? 0x101 : 1));
     unsigned char* lane_letters = (unsigned char*)(scratch + thread);
     for (int lane = 0; lane < LANES; lane++) {
         const int slot = slot0 + lane;
@@ -290,10 +293,10 @@ extern "C" __global__ void psse_local(
                       make_uint4(0u, 0u, 0u, 0u), 0};
         unsigned char* a = lane_letters + lane;
         for (int i = n - 1; i > 0; i--) {
-            const size_t j = rng.bounded((u32)i + 1u);
-            const unsigned char x = a[i * stride * LANES], y = a[j * stride * LANES];
-            a[i * stride * LANES] = y;
-            a[j * stride * LANES] = x;
+            const u32 j = rng.bounded((u32)i + 1u);
+            const unsigned char x = a[i * (BLOCK * LANES)], y = a[j * (BLOCK * LANES)];
+            a[i * (BLOCK * LANES)] = y;
+            a[j * (BLOCK * LANES)] = x;
         }
     }
 
@@ -318,10 +321,10 @@ extern "C" __global__ void psse_local(
         // column 0: H = 0, E(i, 1) = -(open + extend)
         Row row = {z, *letters_at, first ? make_uint2((u32)z, (u32)z_open) : *edge_at};
         for (int i = 0; i < rows; i += 2) {
-            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, z, neg_open,
-                      neg_extend, ha, hb, f, row, best);
-            strip_row(s_prof, codes, letters_at, edge_at, stride, first, last, z, neg_open,
-                      neg_extend, hb, ha, f, row, best);
+            strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open, neg_extend,
+                      ha, hb, f, row, best);
+            strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open, neg_extend,
+                      hb, ha, f, row, best);
         }
     }
 

@@ -117,7 +117,8 @@ def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np
             edge = cupy.empty(2 * rows * threads_total, dtype=cupy.uint32)
             kernel((blocks, len(batch)), (block,),
                    (*device[:4], cupy.asarray(batch), device[4], *constants,
-                    np.int32(lane_zero(scheme) if lanes == 2 else 0), scratch, edge, d_out),
+                    np.int32(lane_zero(scheme) if lanes == 2 else 0), np.int32(rows), scratch,
+                    edge, d_out),
                    shared_mem=shared)
     unwritten = int((d_out == INT_POISON).sum())
     if unwritten:
