@@ -99,7 +99,7 @@ def _score(prof, m, target, n, opening, extend, h_row, f_row):
     """Best local score; prof[b, j] scores target letter b against query position j."""
     for j in range(m):
         h_row[j] = 0
-        f_row[j] = -opening  # F of row 0 is minus infinity; below any H - opening
+        f_row[j] = -opening  # F(1, j) = H(0, j) - opening: row 0 has no gap to extend
     best = 0
     for i in range(n):
         p = prof[target[i]]

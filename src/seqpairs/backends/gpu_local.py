@@ -2,10 +2,10 @@
 
 Every block of a launch works on one pair, one thread per shuffle: two of the pair's
 slots (the target, then its shuffles) per thread in 16-bit lanes, or one in 32 bits for a
-pair whose score could pass the lanes' range (`fits_16_bits`). Shuffles
-are made on the device from the RNG key (seed, pair key, shuffle). Pairs go longest first
-in launches whose scratch (each thread's shuffled letters and strip edge, 10 bytes a row)
-fits half the free device memory. Outputs are poisoned and checked written.
+pair whose score could pass the lanes' range (`fits_16_bits`). Shuffles are made on the
+device from the RNG key (seed, pair key, shuffle). Pairs go costliest (m x n) first, in
+launches whose scratch (each thread's shuffled letters and strip edge, up to 10 bytes a
+row) fits half the free device memory. Outputs are poisoned and checked written.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ MAX_REGISTERS = 128  # 16 warps per SM
 # two lanes) up to this many combinations: ACGT's 25; larger alphabets use the int8 profile.
 WORD_PROFILE_MAX = 64
 EDGE_BYTES = 8  # (H, E) per row and thread
+SHARED_MAX = 48 * 1024  # shared memory per block without opting in
 MAX_GRID_Y = 65535  # pairs per launch
 
 
@@ -104,6 +105,8 @@ def psse_scores(scheme: LocalScheme, queries: list[np.ndarray], targets: list[np
                               else word_profile)
         width = strip or STRIPS[lanes, word]
         shared = _profile_bytes(letters, lanes, word, width)
+        if shared > SHARED_MAX:
+            raise ValueError(f"the strip profile needs {shared} bytes of shared memory")
         kernel = _kernel("local.cu", "psse_local", _options(
             width, max_registers, f"-DLANES={lanes}", f"-DWORD_PROFILE={int(word)}",
             f"-DBLOCK={block}"))
