@@ -63,6 +63,21 @@ def test_continuity_correction_is_exact_for_rounded_gumbel_scores():
     np.testing.assert_allclose(gumbel.pvalue(s, mu, beta), pmf_sum, rtol=1e-9)
 
 
+def test_log10_pvalue_against_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    mu, beta = 38.2, 3.6
+    scores = np.array([0, 20, 38, 39, 60, 120, 147, 148, 400, 2500, 10**5])
+    got = gumbel.log10_pvalue(scores, mu, beta)
+    for s, g in zip(scores, got):
+        t = mpmath.exp(-(mpmath.mpf(int(s)) - mpmath.mpf("0.5") - mu) / beta)
+        assert g == pytest.approx(float(mpmath.log10(-mpmath.expm1(-t))), rel=1e-12, abs=1e-14)
+    assert got[-1] < -11000  # where pvalue is 0
+    finite = gumbel.pvalue(scores, mu, beta) > 0
+    np.testing.assert_allclose(got[finite], np.log10(gumbel.pvalue(scores, mu, beta)[finite]),
+                               rtol=1e-12)
+
+
 def test_evalue_counts_the_pairs_tested():
     p = np.array([1e-6, 0.01, 0.5])
     np.testing.assert_array_equal(gumbel.evalue(p, 1000), p * 1000)
@@ -224,6 +239,7 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     kmn = table["K"] * table["m"] * table["n"]  # 1 - exp(-x) as -expm1(-x): p is tiny here
     p = -np.expm1(-kmn * np.exp(-table["lambda"] * (table["score"] - 0.5)))
     np.testing.assert_allclose(table["pvalue"], p, rtol=1e-9)
+    np.testing.assert_allclose(table["log10_pvalue"], np.log10(p), rtol=1e-9)
     np.testing.assert_allclose(table["evalue"], table["pvalue"] * len(table), rtol=1e-15)
     np.testing.assert_allclose(table["qvalue"],
                                stats.false_discovery_control(table["pvalue"]), rtol=1e-14)
@@ -372,9 +388,25 @@ def test_cli_pair_without_a_fit(tmp_path, cli, dna):
     table = pd.read_csv(out, sep="\t")
     last = table.iloc[-1]
     assert (last["query"], last["score"]) == ("poly", 16)
-    assert all(np.isnan(last[c]) for c in ("mu", "beta", "lambda", "K", "pvalue", "evalue",
-                                           "qvalue"))
+    assert all(np.isnan(last[c]) for c in ("mu", "beta", "lambda", "K", "pvalue",
+                                           "log10_pvalue", "evalue", "qvalue"))
     assert not last["significant"]
     assert "\tNaN\t" in out.read_text().splitlines()[-1]
     q = stats.false_discovery_control(np.append(table["pvalue"][:-1], 1.0))
     np.testing.assert_allclose(table["qvalue"][:-1], q[:-1], rtol=1e-14)
+
+
+@pytest.mark.gpu
+def test_gpu_backend_gives_the_cpu_bytes(tmp_path, cli, dna):
+    from seqpairs.backends import gpu
+
+    if not gpu.available():
+        pytest.skip("no CUDA GPU visible to CuPy")
+    fasta, kept, _ = dna
+    out = {}
+    for backend in ("cpu", "gpu"):
+        out[backend] = tmp_path / f"{backend}.tsv"
+        code, _, err = cli("-q", "psse", "-i", fasta, "--pairs", kept, "-o", out[backend],
+                           "--backend", backend, "--shuffles", "300", "--seed", "9")
+        assert code == 0, err
+    assert out["gpu"].read_bytes() == out["cpu"].read_bytes()

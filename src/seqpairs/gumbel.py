@@ -84,12 +84,26 @@ def karlin(mu, beta, m, n):
 
 def sf(x, mu, beta):
     """P(X > x) of the continuous Gumbel, 1 - exp(-e^(-(x - mu)/beta)), exact for tiny values."""
-    return -np.expm1(-np.exp(-(np.asarray(x, dtype=np.float64) - mu) / beta))
+    with np.errstate(over="ignore"):  # far below mu: e^(...) = inf, P = 1
+        return -np.expm1(-np.exp(-(np.asarray(x, dtype=np.float64) - mu) / beta))
 
 
 def pvalue(score, mu, beta):
     """P(S >= score) for an integer score: the fitted survival function at score - 1/2."""
     return sf(np.asarray(score, dtype=np.float64) - 0.5, mu, beta)
+
+
+def log10_pvalue(score, mu, beta):
+    """log10 of pvalue(score, mu, beta), finite where the p-value itself underflows to 0.
+
+    log P = log(1 - exp(-t)) with t = e^(-z), z = (score - 1/2 - mu)/beta; for z > 30 (t <
+    1e-13) it is log t + log((1 - e^(-t))/t) = -z - t/2 + O(t^2).
+    """
+    z = (np.asarray(score, dtype=np.float64) - 0.5 - mu) / beta
+    with np.errstate(over="ignore", divide="ignore"):  # t = inf is fine; the branch not
+        t = np.exp(-z)                                 # taken may meet log(0)
+        log_p = np.where(z > 30, -z - t / 2, np.log(-np.expm1(-t)))
+    return log_p / np.log(10)
 
 
 def evalue(p, tested: int):

@@ -14,6 +14,8 @@ p-value of the real score. Output, one row per input pair in the input order:
   lambda, K      Karlin-Altschul form: lambda = 1/beta, K = exp(lambda mu)/(m n)
   pvalue         P(S >= score) = 1 - exp(-K m n e^(-lambda (score - 1/2))) (continuity
                  correction for integer scores, see gumbel.py)
+  log10_pvalue   its log10, finite where pvalue underflows to 0 (below ~1e-308: related
+                 amplicons of some hundred bp get there)
   evalue         pvalue times the number of pairs tested (rows of --pairs)
   qvalue         Benjamini-Hochberg adjusted p-value over all pairs tested
   significant    pvalue <= --alpha
@@ -41,7 +43,7 @@ from .sequences import split_size
 log = logging.getLogger("seqpairs.psse")
 
 COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "pvalue",
-           "evalue", "qvalue", "significant"]
+           "log10_pvalue", "evalue", "qvalue", "significant"]
 # Scoring when none is given: BLASTN's (blastn task) and BLASTP's defaults.
 DNA_DEFAULT = {"match": 2, "mismatch": -3, "gap_open": 5, "gap_extend": 2}
 PROTEIN_DEFAULT = {"matrix": "BLOSUM62", "gap_open": 11, "gap_extend": 1}
@@ -143,6 +145,7 @@ def significance(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
                                                 table["n"])
     p = gumbel.pvalue(table["score"], table["mu"], table["beta"])
     table["pvalue"] = p
+    table["log10_pvalue"] = gumbel.log10_pvalue(table["score"], table["mu"], table["beta"])
     table["evalue"] = gumbel.evalue(p, len(table))
     table["qvalue"] = gumbel.qvalues(p)
     table["significant"] = p <= alpha  # False where there is no fit (NaN)

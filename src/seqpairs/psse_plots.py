@@ -53,6 +53,10 @@ def shuffle_pvalues(table: pd.DataFrame, shuffled: np.ndarray, seed: int = 0) ->
     return (above + u * (at_least - above)).ravel()
 
 
+def _short(name: str, width: int = 22) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
 def histograms(plt, table: pd.DataFrame, shuffled: np.ndarray, rows: np.ndarray, path) -> None:
     fig, axes = plt.subplots(1, len(rows), figsize=(4 * len(rows), 3.2), squeeze=False)
     for ax, r in zip(axes[0], rows):
@@ -69,8 +73,8 @@ def histograms(plt, table: pd.DataFrame, shuffled: np.ndarray, rows: np.ndarray,
                         ha="right", color="C3")
         else:
             ax.axvline(real, color="C3", label="real score")
-        ax.set_title(f"{table['query'].iloc[r]} / {table['target'].iloc[r]}\n"
-                     f"p = {table['pvalue'].iloc[r]:.3g}", fontsize=9)
+        ax.set_title(f"{_short(table['query'].iloc[r])} / {_short(table['target'].iloc[r])}\n"
+                     f"log10 p = {table['log10_pvalue'].iloc[r]:.4g}", fontsize=9)
         ax.set_xlabel("score")
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("shuffles")
