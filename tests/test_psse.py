@@ -286,6 +286,21 @@ def test_cli_protein_blosum62(tmp_path, cli):
     assert pd.read_csv(out, sep="\t")["score"].tolist() == want
 
 
+@pytest.mark.parametrize("argv, scheme", [
+    ([], LocalScheme.dna(2, -3, 5, 2)),
+    (["--match", "1", "--mismatch", "-2", "--gap-extend", "3"], LocalScheme.dna(1, -2, 5, 3)),
+    (["--matrix", "NUC.4.4"], LocalScheme.matrix("NUC.4.4", 5, 2, alphabet="dna")),
+    (["--alphabet", "protein"], LocalScheme.matrix("BLOSUM62", 11, 1)),
+    (["--alphabet", "protein", "--matrix", "PAM30", "--gap-open", "9"],
+     LocalScheme.matrix("PAM30", 9, 1)),
+])
+def test_scheme_defaults(argv, scheme):
+    from seqpairs.cli import build_parser
+
+    args = build_parser().parse_args(["psse", "-i", "x", "--pairs", "y", "-o", "z", *argv])
+    assert psse_stage.make_scheme(args) == scheme
+
+
 def test_cli_same_seed_same_bytes_other_seed_other_shuffles(tmp_path, cli, dna):
     fasta, kept, _ = dna
     runs = {}

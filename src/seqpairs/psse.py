@@ -56,12 +56,12 @@ def make_scheme(args) -> LocalScheme:
         raise UserError("--matrix and --match/--mismatch exclude each other")
     if not dna and (args.match is not None or args.mismatch is not None):
         raise UserError("--match/--mismatch score DNA; for protein give --matrix")
-    default = DNA_DEFAULT if dna and not args.matrix else PROTEIN_DEFAULT
+    default = DNA_DEFAULT if dna else PROTEIN_DEFAULT
     gap_open = default["gap_open"] if args.gap_open is None else args.gap_open
     gap_extend = default["gap_extend"] if args.gap_extend is None else args.gap_extend
     if args.matrix or not dna:
-        return LocalScheme.matrix(args.matrix or default["matrix"], gap_open, gap_extend,
-                                  alphabet=args.alphabet)
+        return LocalScheme.matrix(args.matrix or PROTEIN_DEFAULT["matrix"], gap_open,
+                                  gap_extend, alphabet=args.alphabet)
     match = default["match"] if args.match is None else args.match
     mismatch = default["mismatch"] if args.mismatch is None else args.mismatch
     return LocalScheme.dna(match, mismatch, gap_open, gap_extend)
