@@ -40,9 +40,8 @@ SCHEMES = {
 
 
 def random_codes(rng, scheme, n):
-    """Codes of a random sequence, standard letters only for protein (like real proteins)."""
-    k = 20 if len(scheme.alphabet) >= 20 else len(scheme.alphabet)
-    return rng.integers(0, k, n).astype(np.uint8)
+    """Codes of a random sequence over the whole alphabet (BLOSUM62's B Z X * included)."""
+    return rng.integers(0, len(scheme.alphabet), n).astype(np.uint8)
 
 
 def mutate(rng, codes, k, rate=0.2):
@@ -62,7 +61,7 @@ def mutate(rng, codes, k, rate=0.2):
 def random_pairs(scheme, seed, n, max_len=40):
     """Pairs of lengths 1..max_len (and some of length 1), half related, half unrelated."""
     rng = np.random.default_rng(seed)
-    k = 20 if len(scheme.alphabet) >= 20 else len(scheme.alphabet)
+    k = len(scheme.alphabet)
     queries, targets = [], []
     for p in range(n):
         q = random_codes(rng, scheme, 1 if p % 7 == 0 else int(rng.integers(1, max_len + 1)))
