@@ -171,7 +171,7 @@ def test_every_target_log_and_benchmark_exists(run):
     assert not (results(run, "distance") / "seqdist.txt").exists()  # exports only on request
     greedy = results(run, "cluster", "tiny.greedy")
     assert sorted(p.name for p in greedy.iterdir()) == [
-        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.tsv"]
+        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv"]
 
 
 def test_simulated_inputs(run):
