@@ -219,8 +219,10 @@ def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
     assert distance["tasks"] == distance["gpu"] >= 2
     assert distance["tasks_per_gpu"] == 1
     assert distance["mpi"].split()[0] == "srun"
+    assert profile["set-resources"]["distance_shard"] == distance  # each shard: the same job
     # CPU rules are plain jobs
-    assert set(profile["set-resources"]) == {"distance", "distance_seqdist", "distance_condensed"}
+    assert set(profile["set-resources"]) == {"distance", "distance_shard", "distance_seqdist",
+                                              "distance_condensed"}
 
 
 def test_slurm_and_local_results_are_byte_identical(on_slurm, local):

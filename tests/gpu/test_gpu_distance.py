@@ -64,15 +64,21 @@ def pool_limit():
     pool.set_limit(size=before)
 
 
-def test_out_of_memory_shrinks_the_batch(pool_limit, caplog):
+def test_out_of_memory_shrinks_the_batch(pool_limit, monkeypatch):
+    import cupy
+
     rng = np.random.default_rng(14)
     seqs = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(1000, 1500, 100)]
     pa, pb = random_pairs(rng, len(seqs), 6000)
     # The batch is sized from the device's free memory (tens of GiB); the pool allows 48 MiB,
-    # about 1,800 pairs of 1,500 bp, so the first launches run out of memory.
+    # about 1,800 pairs of 1,500 bp, so one launch of all 6,000 pairs runs out of memory.
     pool_limit(48 << 20)
+    with pytest.raises(cupy.cuda.memory.OutOfMemoryError):
+        cupy.empty(1500 * 6000, dtype=cupy.float64)  # that launch's cost column alone
+    warnings = []
+    monkeypatch.setattr(gpu.log, "warning", lambda msg, *args: warnings.append(msg % args))
     compare(seqs, pa, pb)
-    assert "GPU out of memory" in caplog.text
+    assert warnings and all(w.startswith("GPU out of memory at") for w in warnings)
 
 
 def test_out_of_memory_for_one_block_is_a_clear_error(pool_limit):
