@@ -276,6 +276,50 @@ def test_greedy_hand_example(tmp_path):
     assert text(prefix + ".centroids.fasta") == ">a;size=19\nACGTC\n>c;size=10\nACGTG\n"
 
 
+def write_psse(path, pairs, significant):
+    """A `seqpairs psse` table (the columns cluster reads, and others) of `pairs`."""
+    table = pd.DataFrame([(q, t) for q, t, _ in pairs], columns=["query", "target"])
+    table["pvalue"] = [1e-9 if flag else 0.5 for flag in significant]
+    table["significant"] = significant
+    table.to_csv(path, sep="\t", index=False)
+    return str(path)
+
+
+def greedy_run(tmp_path, name, *extra):
+    fasta = write_fasta(tmp_path / "u.fasta", GREEDY_FASTA)
+    pairs = write_pairs(tmp_path / "kept.tsv", GREEDY_PAIRS)
+    prefix = str(tmp_path / name)
+    assert main(["cluster", "--linkage", "greedy", "--pairs", pairs, "--identity", "0.97",
+                 "--fasta", fasta, *extra, "-o", prefix]) == 0
+    return prefix
+
+
+def test_greedy_with_psse_uses_only_significant_pairs(tmp_path):
+    # (b, a) not significant: b cannot join a and becomes a centroid; c (its pair with a
+    # is below 97%) joins b; d's best pair (c, 99%) is with a member now, so d joins a.
+    flags = [pair[:2] != ("b", "a") for pair in GREEDY_PAIRS]
+    psse = write_psse(tmp_path / "psse.tsv", GREEDY_PAIRS, flags)
+    prefix = greedy_run(tmp_path, "g", "--psse", psse)
+    membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
+    assert membership.to_dict("list") == {
+        "id": ["e", "a", "c", "b", "d"], "cluster": [1, 1, 2, 2, 1],
+        "centroid": ["a", "a", "b", "b", "a"]}
+    assert text(prefix + ".centroids.fasta") == ">a;size=16\nACGTC\n>b;size=13\nACGTT\n"
+
+
+def test_greedy_with_every_pair_significant_is_greedy_without_psse(tmp_path):
+    psse = write_psse(tmp_path / "psse.tsv", GREEDY_PAIRS, [True] * len(GREEDY_PAIRS))
+    with_psse = greedy_run(tmp_path, "with", "--psse", psse)
+    without = greedy_run(tmp_path, "without")
+    for ext in (".membership.tsv", ".centroids.fasta"):
+        assert text(with_psse + ext) == text(without + ext)
+    # and none significant: every sequence its own cluster
+    psse = write_psse(tmp_path / "none.tsv", GREEDY_PAIRS, [False] * len(GREEDY_PAIRS))
+    alone = pd.read_csv(greedy_run(tmp_path, "alone", "--psse", psse) + ".membership.tsv",
+                        sep="\t")
+    assert list(alone["centroid"]) == list(alone["id"])
+
+
 def test_otu_table_sums_equal_abundances(tmp_path):
     rng = np.random.default_rng(11)
     n = 50
@@ -365,6 +409,33 @@ def test_errors(tmp_path, capsys):
     fractions = write_pairs(tmp_path / "f.tsv", [("s0", "s1", 0.99)])
     assert main(["cluster", "--linkage", "greedy", "--pairs", fractions, "--fasta", good, "-o", out]) == 2
     assert "in percent" in one_error_line(capsys)
+
+    # --psse: the same pairs in the same order as --pairs, a True/False significant column
+    kept = [("s0", "s1", 99.0), ("s2", "s3", 98.0), ("s4", "s5", 97.5)]
+    pairs = write_pairs(tmp_path / "k.tsv", kept)
+    greedy = ["cluster", "--linkage", "greedy", "--pairs", pairs, "--fasta", good, "-o", out]
+    swapped = write_psse(tmp_path / "swapped.tsv", [kept[0], kept[2], kept[1]], [True] * 3)
+    assert main([*greedy, "--psse", swapped]) == 2
+    assert (f"{swapped}:3: pair s4 s5, but {pairs}:3 has s2 s3; --psse must be seqpairs "
+            "psse's table of the --pairs file") in one_error_line(capsys)
+    reversed_pair = write_psse(tmp_path / "reversed.tsv", [kept[0], ("s3", "s2", 0), kept[2]],
+                               [True] * 3)
+    assert main([*greedy, "--psse", reversed_pair]) == 2
+    assert f"{reversed_pair}:3: pair s3 s2" in one_error_line(capsys)
+    short = write_psse(tmp_path / "short.tsv", kept[:2], [True] * 2)
+    assert main([*greedy, "--psse", short]) == 2
+    assert f"{short}: 2 pairs, but {pairs} has 3" in one_error_line(capsys)
+    words = write_psse(tmp_path / "words.tsv", kept, ["yes", "no", "yes"])
+    assert main([*greedy, "--psse", words]) == 2
+    assert f"{words}:2: significant must be True or False, not 'yes'" in one_error_line(capsys)
+    columns = tmp_path / "columns.tsv"
+    columns.write_text("query\ttarget\tpvalue\ns0\ts1\t0.01\n")
+    assert main([*greedy, "--psse", str(columns)]) == 2
+    assert f"{columns}:1: missing column(s) significant" in one_error_line(capsys)
+    assert main([*greedy, "--psse", str(tmp_path / "absent.tsv")]) == 2
+    assert "absent.tsv: no such file" in one_error_line(capsys)
+    assert main(["cluster", "-i", dense, "--psse", swapped, "-o", out]) == 2
+    assert "--psse is for --linkage greedy only" in one_error_line(capsys)
 
     bad = tmp_path / "abundance.tsv"
     bad.write_text("id\tx\ttotal\n" + "".join(f"{name}\t1\t1\n" for name in ids[:3])

@@ -41,7 +41,8 @@ maxaccepts 1 when its candidates are tried in order of decreasing identity (what
 exhaustive search, --maxaccepts 0 --maxrejects 0, also picks); vsearch's default k-mer
 order may accept a lower-identity centroid first. `id` is in percent, as the filter and
 vsearch write it; a pair counts when id >= 100 * --identity, so a pair the filter kept
-at the same --identity always counts.
+at the same --identity always counts. With --psse (`seqpairs psse`'s table of the same
+pairs, in the same order) only the pairs it marks `significant` count.
 
 Outputs for every linkage (hierarchical ones at --cutoff, merges strictly below it):
 - PREFIX.membership.tsv: `id`, `cluster`, `centroid`, one row per sequence in input order.
@@ -222,6 +223,37 @@ def read_pairs(path: str, position: dict[str, int]):
     if same.any():
         raise UserError(f"{path}:{int(np.flatnonzero(same)[0]) + 2}: a sequence paired with itself")
     return ends[0], ends[1], ident
+
+
+def read_significant(path: str, pairs_path: str, query: list[str], target: list[str]) -> np.ndarray:
+    """`significant` of `seqpairs psse`'s table for each --pairs row (query, target).
+
+    The table must list the same pairs in the same order, as psse writes them for --pairs.
+    """
+    try:
+        table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise UserError(f"{path}: not a TSV table ({exc})") from None
+    missing = [c for c in ("query", "target", "significant") if c not in table.columns]
+    if missing:
+        raise UserError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    same = "--psse must be seqpairs psse's table of the --pairs file (same pairs, same order)"
+    if len(table) != len(query):
+        raise UserError(f"{path}: {len(table)} pairs, but {pairs_path} has {len(query)}; {same}")
+    differ = (table["query"].to_numpy() != np.asarray(query, dtype=object)) | (
+        table["target"].to_numpy() != np.asarray(target, dtype=object))
+    if differ.any():
+        k = int(np.flatnonzero(differ)[0])
+        raise UserError(f"{path}:{k + 2}: pair {table['query'].iloc[k]} {table['target'].iloc[k]}, "
+                        f"but {pairs_path}:{k + 2} has {query[k]} {target[k]}; {same}")
+    flags = table["significant"]
+    bad = ~flags.isin(["True", "False"])
+    if bad.any():
+        raise UserError(f"{path}:{_line(bad)}: significant must be True or False, "
+                        f"not {flags[bad].iloc[0]!r}")
+    return (flags == "True").to_numpy()
 
 
 # ---------------------------------------------------------------- FCluster on a full matrix
@@ -606,6 +638,8 @@ def _check_options(args) -> None:
             raise UserError(f"--linkage {args.linkage} needs -i (distances)")
         if args.pairs is not None:
             raise UserError("--pairs is for --linkage greedy only")
+        if args.psse is not None:
+            raise UserError("--psse is for --linkage greedy only")
         if not (math.isfinite(args.resolution) and args.resolution > 0):
             raise UserError(f"--resolution {args.resolution}: must be > 0")
         if not args.cutoff >= 0:
@@ -663,10 +697,16 @@ def run_greedy(args, fasta, table) -> str:
     _check_unique(origin, names)
     note = annotate(names, origin, fasta, table, args)
     query, target, ident = read_pairs(args.pairs, {name: k for k, name in enumerate(names)})
+    significance = ""
+    if args.psse is not None:
+        keep = read_significant(args.psse, args.pairs, [names[k] for k in query],
+                                [names[k] for k in target])
+        significance = f" ({int(keep.sum())} of {len(keep)} pairs significant in {args.psse})"
+        query, target, ident = query[keep], target[keep], ident[keep]
     clusters = greedy(note.abundance, query, target, ident, args.identity)
     written = write_tables(args.output, clusters, names, note)
     return (f"greedy: {len(names)} sequences, {len(clusters)} clusters at identity "
-            f"{args.identity} -> {', '.join(written)}")
+            f"{args.identity}{significance} -> {', '.join(written)}")
 
 
 def run(args) -> None:
@@ -703,6 +743,9 @@ def register(subparsers) -> None:
                    help="greedy: join a centroid at identity >= this fraction (default: 0.97)")
     p.add_argument("--pairs", metavar="TSV",
                    help="greedy: the filter's kept pairs (columns query, target, id)")
+    p.add_argument("--psse", metavar="TSV",
+                   help="greedy: seqpairs psse's table of the --pairs (same pairs, same order); "
+                   "only the pairs it marks significant count")
     p.add_argument("--fasta", metavar="FASTA", help="unique sequences (>ID;size=N), for centroids")
     p.add_argument("--abundance", metavar="TSV",
                    help="abundance table (id, samples..., total), for the OTU table")
