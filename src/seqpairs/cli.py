@@ -13,7 +13,7 @@ import sys
 from . import __version__, mpi
 from .errors import UserError
 
-STAGES = ("simulate", "ingest", "binning", "distance", "filter", "psse", "cluster")
+STAGES = ("simulate", "ingest", "binning", "distance", "filter", "psse", "cluster", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,229 @@
+"""`seqpairs report`: summary values against the stage outputs, PNGs, funnel, errors."""
+import matplotlib.image
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqpairs import report
+from seqpairs.cli import main
+
+DATASET = "sim.a"  # a dot, as dataset names may have: sim.a.tsv is not sim.tsv
+PNGS = ("lengths.png", "distances.png", "funnel.png", "clusters.png")
+
+
+def write_benchmark(path, *seconds):
+    """A Snakemake benchmark file, one row per repeat."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = "".join(f"{s}\t0:00:00\t100.0\n" for s in seconds)
+    path.write_text(f"s\th:m:s\tmax_rss\n{rows}")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """The real stages on a few simulated reads, and hand-written benchmark files."""
+    d = tmp_path_factory.mktemp("report")
+
+    def stage(*argv):
+        assert main(["-q", *map(str, argv)]) == 0
+
+    stage("simulate", "-o", d / "sim", "--references", 4, "--samples", 2, "--reads", 40,
+          "--length", 100, "--seed", 3)
+    stage("ingest", "-i", f"s1={d}/sim/sample1.fastq.gz", "-i", f"s2={d}/sim/sample2.fastq.gz",
+          "-o", d / "unique.fasta", "--abundance", d / "abundance.tsv", "--report",
+          d / "report.tsv")
+    stage("bin", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
+          "--bin-width", 2, "--tile-pairs", 100)
+    stage("distance", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles",
+          d / "tiles.tsv", "--backend", "cpu", "--threads", 1, "--max-distance", 0.1,
+          "--candidate-identity", 0.97, "--iddef", 2, "--edges", d / "edges.npz")
+    stage("filter", "-i", d / "unique.fasta", "--distances", d / "edges.npz", "--identity", 0.97,
+          "--iddef", 2, "--threads", 1, "-o", d / "kept.tsv")
+    # alpha between the pairs' p-values, so that some are significant and some not
+    stage("psse", "-i", d / "unique.fasta", "--pairs", d / "kept.tsv", "-o", d / "psse.tsv",
+          "--shuffles", 20, "--alpha", 1e-60, "--backend", "cpu", "--threads", 1)
+    stage("cluster", "--linkage", "greedy", "--identity", 0.97, "--pairs", d / "kept.tsv",
+          "--fasta", d / "unique.fasta", "--abundance", d / "abundance.tsv", "-o", d / "otus")
+    b = d / "benchmarks"
+    write_benchmark(b / "ingest" / f"{DATASET}.tsv", 0.5)
+    write_benchmark(b / "binning" / f"{DATASET}.tsv", 0.25)
+    write_benchmark(b / "distance" / f"{DATASET}.tsv", 2.0, 4.0)  # two repeats: mean 3
+    write_benchmark(b / "distance_shard" / DATASET / "0-of-2.tsv", 1.5)
+    write_benchmark(b / "distance_shard" / DATASET / "1-of-2.tsv", 2.5)
+    write_benchmark(b / "distance_shard" / DATASET / "0-of-3.tsv", 100)  # other shard count
+    write_benchmark(b / "distance_merge" / f"{DATASET}.tsv", 0.5)
+    write_benchmark(b / "filter" / f"{DATASET}.tsv", 1.25)
+    write_benchmark(b / "filter" / "sim.tsv", 50)  # another dataset
+    write_benchmark(b / "psse" / f"{DATASET}.tsv", 0.75)
+    write_benchmark(b / "cluster" / f"{DATASET}.tsv", 0.125)
+    write_benchmark(b / "report" / f"{DATASET}.tsv", 60)  # the report's own: not read
+    write_benchmark(b / "simulate" / "simulate.tsv", 9)  # of no dataset
+    return d
+
+
+def options(d, out, *extra):
+    return ["report", "--dataset", DATASET, "--ingest-report", d / "report.tsv",
+            "--unique", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
+            "--edges", d / "edges.npz", "--kept", d / "kept.tsv", "--psse", d / "psse.tsv",
+            "--membership", d / "otus.membership.tsv", "--otu-table", d / "otus.otu_table.tsv",
+            "--benchmarks", d / "benchmarks", "--backend", "cpu", "--gpus", 0, "-o", out, *extra]
+
+
+def summary_of(cli, run_dir, out, *extra):
+    code, _, err = cli(*options(run_dir, out, *extra))
+    assert code == 0, err
+    table = pd.read_csv(out / "summary.tsv", sep="\t", dtype=str)
+    assert list(table.columns) == ["item", "value"]
+    return dict(zip(table["item"], table["value"]))
+
+
+def test_summary_values(cli, run_dir, tmp_path):
+    d = run_dir
+    got = summary_of(cli, d, tmp_path)
+    ingest = pd.read_csv(d / "report.tsv", sep="\t", dtype=str, keep_default_na=False)
+    n = (d / "unique.fasta").read_text().count(">")
+    tiles = pd.read_csv(d / "tiles.tsv", sep="\t")
+    psse = pd.read_csv(d / "psse.tsv", sep="\t")
+    significant = int((psse["significant"] == True).sum())  # noqa: E712
+    assert 0 < significant < len(psse)  # so that counting the wrong rows shows
+    membership = pd.read_csv(d / "otus.membership.tsv", sep="\t")
+    expected = {
+        "records": ingest.loc[ingest["sample"] == "all", "records"].item(),
+        "unique sequences": str(n),
+        "pairs computed": str(n * (n - 1) // 2),
+        "candidates": str(len(np.load(d / "edges.npz")["i"])),
+        "kept": str(len((d / "kept.tsv").read_text().splitlines()) - 1),
+        "significant": str(significant),
+        "clusters": str(membership["cluster"].nunique()),
+        "distance time (s)": "3.00",
+        "distance cells": str(tiles["cells"].sum()),
+        "time ingest (s)": "0.50",
+        "time binning (s)": "0.25",
+        "time distance (s)": "3.00",
+        "time filter (s)": "1.25",
+        "time psse (s)": "0.75",
+        "time cluster (s)": "0.12",
+        "backend": "cpu",
+        "GPUs": "0",
+    }
+    gcups = float(got.pop("distance GCUPS"))
+    assert got == expected
+    assert list(got) == list(expected)  # rows in this order
+    assert gcups == pytest.approx(tiles["cells"].sum() / 3.0 / 1e9, rel=1e-3)
+
+
+def test_sharded_distance_time(cli, run_dir, tmp_path):
+    got = summary_of(cli, run_dir, tmp_path, "--shards", 2)
+    # shards 0-of-2 and 1-of-2 plus the merge; not distance/ nor the 0-of-3 shard
+    assert got["distance time (s)"] == "4.50"
+    assert (got["time distance_shard (s)"], got["time distance_merge (s)"]) == ("4.00", "0.50")
+    assert "time distance (s)" not in got
+    cells = int(got["distance cells"])
+    assert float(got["distance GCUPS"]) == pytest.approx(cells / 4.5 / 1e9, rel=1e-3)
+
+
+def test_without_psse_or_otu_table(cli, run_dir, tmp_path):
+    argv = options(run_dir, tmp_path)
+    for option in ("--psse", "--otu-table"):
+        k = argv.index(option)
+        del argv[k:k + 2]
+    code, _, err = cli(*argv)
+    assert code == 0, err
+    items = pd.read_csv(tmp_path / "summary.tsv", sep="\t")["item"].tolist()
+    assert "significant" not in items and "clusters" in items
+
+
+def test_pngs_are_images_and_the_same_bytes_twice(cli, run_dir, tmp_path):
+    for out in (tmp_path / "one", tmp_path / "two"):
+        code, _, err = cli(*options(run_dir, out))
+        assert code == 0, err
+    for name in PNGS:
+        image = matplotlib.image.imread(tmp_path / "one" / name)
+        assert image.shape[:2] == (400, 600)  # 6 x 4 in at 100 dpi
+        assert image[..., :3].std() > 0  # not blank
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_funnel_bars():
+    assert report.funnel(10, 6, 4, 1) == [("pairs computed", 10), ("candidates", 6),
+                                          ("kept", 4), ("significant", 1)]
+    assert report.funnel(10, 6, 4, None) == [("pairs computed", 10), ("candidates", 6),
+                                             ("kept", 4)]
+
+
+def test_cluster_sizes(run_dir, tmp_path):
+    d = run_dir
+    fasta = (d / "unique.fasta").read_text().split(">")[1:]
+    ids = [r.split(";size=")[0] for r in fasta]
+    sizes = np.array([int(r.split(";size=")[1].split("\n")[0]) for r in fasta])
+    reads = report.cluster_sizes(d / "otus.membership.tsv", d / "otus.otu_table.tsv", ids,
+                                 sizes, "unique.fasta")
+    table = pd.read_csv(d / "otus.otu_table.tsv", sep="\t")
+    assert reads.tolist() == sorted(table["total"], reverse=True)
+    assert reads.sum() == int(pd.read_csv(d / "report.tsv", sep="\t")["abundance_kept"].iloc[-1])
+    # by hand: cluster 2 holds more reads than cluster 1 (numbered by centroid abundance)
+    (tmp_path / "m.tsv").write_text("id\tcluster\na\t1\nb\t2\nc\t2\n")
+    reads = report.cluster_sizes(tmp_path / "m.tsv", None, ["c", "b", "a"], np.array([4, 3, 5]),
+                                 "x.fasta")
+    assert reads.tolist() == [7, 5]
+    with pytest.raises(report.UserError, match="cluster totals differ"):
+        report.cluster_sizes(d / "otus.membership.tsv", d / "otus.otu_table.tsv", ids,
+                             sizes + 1, "unique.fasta")
+
+
+def replace(argv, option, value):
+    argv = list(argv)
+    argv[argv.index(option) + 1] = value
+    return argv
+
+
+@pytest.mark.parametrize("option, content, message", [
+    ("--ingest-report", None, "no such file"),
+    ("--unique", None, "no such file"),
+    ("--bins", None, "no such file"),
+    ("--tiles", None, "no such file"),
+    ("--edges", None, "no such file"),
+    ("--kept", None, "no such file"),
+    ("--psse", None, "no such file"),
+    ("--membership", None, "no such file"),
+    ("--otu-table", None, "no such file"),
+    ("--benchmarks", None, "no such folder"),
+    ("--ingest-report", "sample\trecords\ns1\t5\n", "no single row `all`"),
+    ("--ingest-report", "sample\trecords\nall\tfive\n", "records 'five' is not an integer"),
+    ("--unique", "", "no FASTA records"),
+    ("--bins", "bin\tmin\tmax\tcount\n0\t1\t2\t3\n", "bins hold 3 sequences"),
+    ("--tiles", "tile\tpairs\tcells\n0\t1\t5\n", "tiles hold 1 pairs"),
+    ("--edges", "not an archive", "not an .npz file"),
+    ("--kept", "", "not a TSV file"),
+    ("--kept", "a\tb\n", "no column query, target"),
+    ("--psse", "significant\nTrue\nyes\n", ":3: significant 'yes' is not True or False"),
+    ("--membership", "id\tcluster\nx\t1\n", "no id"),
+    ("--otu-table", "cluster\ttotal\n1\t5\n", "cluster totals differ"),
+])
+def test_bad_inputs(cli, run_dir, tmp_path, option, content, message):
+    bad = tmp_path / "bad"
+    if content is not None:
+        bad.write_text(content)
+    code, out, err = cli(*replace(options(run_dir, tmp_path / "out"), option, bad))
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.startswith(f"seqpairs: error: {bad}")
+    assert message in err
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_bad_benchmarks(cli, run_dir, tmp_path):
+    root = tmp_path / "benchmarks"
+    write_benchmark(root / "ingest" / f"{DATASET}.tsv", 1)
+    argv = replace(options(run_dir, tmp_path / "out"), "--benchmarks", root)
+    code, _, err = cli(*argv)  # no distance benchmark
+    assert code == 2 and "distance" in err and "--shards" in err
+    code, _, err = cli(*argv, "--shards", 2)
+    assert code == 2 and f"distance_shard/{DATASET}/0-of-2.tsv: no such file" in err
+    (root / "distance").mkdir()
+    (root / "distance" / f"{DATASET}.tsv").write_text("h:m:s\n0:00:01\n")
+    code, _, err = cli(*argv)
+    assert code == 2 and "no column s" in err
+    (root / "distance" / f"{DATASET}.tsv").write_text("s\n")
+    code, _, err = cli(*argv)
+    assert code == 2 and "no benchmark rows" in err
+    code, _, err = cli(*argv, "--gpus", -1)
+    assert code == 2 and "--gpus" in err
