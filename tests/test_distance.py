@@ -204,6 +204,16 @@ def test_candidate_identity_keeps_bound_pairs(tmp_path):
     assert set(zip(edges.i, edges.j)) == set(zip(all_edges.i[ident >= 0.9], all_edges.j[ident >= 0.9]))
 
 
+def test_text_before_the_first_record_is_one_line_error(tmp_path, cli):
+    fasta = tmp_path / "x.fasta"
+    fasta.write_text("ACGT\n>r1\nACGT\n>r2\nACGA\n")
+    code, out, err = cli("distance", "-i", fasta, "--edges", tmp_path / "e.npz")
+    assert (code, out) == (2, "")
+    assert err == (f"seqpairs: error: {fasta}: not a FASTA file (This FASTA file contains "
+                   "comments at the beginning of the file, which are not allowed by the 'fasta' "
+                   "parser)\n")
+
+
 def test_bad_letter_is_one_line_error(tmp_path, capsys):
     from seqpairs.cli import main
 

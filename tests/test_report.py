@@ -65,7 +65,8 @@ def options(d, out, *extra):
             "--unique", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
             "--edges", d / "edges.npz", "--kept", d / "kept.tsv", "--psse", d / "psse.tsv",
             "--membership", d / "otus.membership.tsv", "--otu-table", d / "otus.otu_table.tsv",
-            "--benchmarks", d / "benchmarks", "--backend", "cpu", "--gpus", 0, "-o", out, *extra]
+            "--benchmarks", d / "benchmarks", "--distance-backend", "cpu", "--gpus", 0, "-o", out,
+            *extra]
 
 
 def summary_of(cli, run_dir, out, *extra):

@@ -315,7 +315,7 @@ def run(args) -> None:
     counts = {"records": records(args.ingest_report), "unique sequences": seqs.n,
               **dict(bars), "clusters": len(reads)}
     table = summary(counts, seconds, sum(seconds[r] for r in DISTANCE_RULES if r in seconds),
-                    cells, args.backend, args.gpus)
+                    cells, args.distance_backend, args.gpus)
 
     plt = pyplot()
     out = Path(args.output)
@@ -346,7 +346,8 @@ def register(sub) -> None:
     p.add_argument("--shards", type=int, default=1,
                    help="the dataset's distance.shards: K > 1 times the distance stage by "
                    "its K shard jobs and the merge (default 1)")
-    p.add_argument("--backend", required=True, help="distance backend, as shown in the summary")
+    p.add_argument("--distance-backend", required=True,
+                   help="the distance stage's backend, as shown in the summary")
     p.add_argument("--gpus", type=int, required=True, help="GPUs, as shown in the summary")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     p.set_defaults(func=run)

@@ -79,7 +79,9 @@ def read_unique_fasta(path: str) -> SequenceSet:
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not a FASTA file ({exc})") from None
+        # Biopython's messages can run over lines and sentences: its first sentence, one line
+        problem = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
+        raise UserError(f"{path}: not a FASTA file ({problem})") from None
     if not ids:
         raise UserError(f"{path}: no FASTA records")
     codes, offsets = encode(seqs, path, ids)
