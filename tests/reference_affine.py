@@ -74,3 +74,98 @@ def align(a: str, b: str, scheme: AffineScheme) -> tuple[int, int]:
     """(score, length) of the global alignment of A=a against B=b."""
     H, LH, *_ = matrices(a, b, scheme)
     return H[len(a)][len(b)], LH[len(a)][len(b)]
+
+
+# --- traceback with vsearch's tie rules (seqpairs.traceback_affine) ---
+#
+# Written from vsearch's align_simd.cc (search16's ALIGNCORE and backtrack16), on the
+# AffineScheme's costs. The score is the spec's; only the choice among equal-scoring
+# paths differs from the length rules above:
+#   H: D unless F > D; then E if E > max(D, F): ties prefer D, then F (up), then E (left);
+#   E, F: extend only when that scores strictly more than opening from H (ties open).
+# The path is walked back from (la, lb); once it reaches row 0 or column 0 it follows that
+# border (vsearch's backtrack does the same).
+
+
+def vsearch_traceback(a: str, b: str, scheme: AffineScheme):
+    """(score, columns) of the alignment vsearch's backtrack takes; a column is a pair of
+    letters with "-" for a gap, A's letter first, in alignment order."""
+    la, lb = len(a), len(b)
+    subst = scheme.subst
+
+    def grid(value):
+        return [[value] * (lb + 1) for _ in range(la + 1)]
+
+    H, E, F = grid(NEG), grid(NEG), grid(NEG)
+    choice, e_extends, f_extends = grid(None), grid(False), grid(False)
+    H[0][0] = 0
+    for j in range(1, lb + 1):
+        H[0][j] = -(scheme.end_open + j * scheme.end_extend)
+    for i in range(1, la + 1):
+        H[i][0] = -(scheme.end_open + i * scheme.end_extend)
+
+    for i in range(1, la + 1):
+        oh, eh = ((scheme.end_open, scheme.end_extend) if i == la
+                  else (scheme.gap_open, scheme.gap_extend))
+        for j in range(1, lb + 1):
+            ov, ev = ((scheme.end_open, scheme.end_extend) if j == lb
+                      else (scheme.gap_open, scheme.gap_extend))
+            e_open, e_ext = H[i][j - 1] - oh - eh, E[i][j - 1] - eh
+            E[i][j], e_extends[i][j] = (e_ext, True) if e_ext > e_open else (e_open, False)
+            f_open, f_ext = H[i - 1][j] - ov - ev, F[i - 1][j] - ev
+            F[i][j], f_extends[i][j] = (f_ext, True) if f_ext > f_open else (f_open, False)
+            d = H[i - 1][j - 1] + subst[ALPHABET.index(a[i - 1])][ALPHABET.index(b[j - 1])]
+            H[i][j], choice[i][j] = d, "M"
+            if F[i][j] > H[i][j]:
+                H[i][j], choice[i][j] = F[i][j], "D"
+            if E[i][j] > H[i][j]:
+                H[i][j], choice[i][j] = E[i][j], "I"
+
+    cols = []
+    i, j, state = la, lb, "H"
+    while i > 0 and j > 0:
+        if state == "H":
+            state = choice[i][j]
+        if state == "M":
+            cols.append((a[i - 1], b[j - 1]))
+            i, j, state = i - 1, j - 1, "H"
+        elif state == "I":  # B[j-1] against a gap in A
+            cols.append(("-", b[j - 1]))
+            state = "I" if e_extends[i][j] else "H"
+            j -= 1
+        else:  # "D": A[i-1] against a gap in B
+            cols.append((a[i - 1], "-"))
+            state = "D" if f_extends[i][j] else "H"
+            i -= 1
+    cols += [(a[k - 1], "-") for k in range(i, 0, -1)]
+    cols += [("-", b[k - 1]) for k in range(j, 0, -1)]
+    return H[la][lb], cols[::-1]
+
+
+def column_score(cols, scheme: AffineScheme) -> int:
+    """Score of an alignment given as columns, from the scheme's costs alone (a gap run is
+    terminal when it touches an end of the alignment in the sequence it runs along)."""
+    la = sum(x != "-" for x, _ in cols)
+    lb = sum(y != "-" for _, y in cols)
+    ops = ["I" if x == "-" else "D" if y == "-" else "M" for x, y in cols]
+    score, i, j, k = 0, 0, 0, 0
+    while k < len(cols):
+        x, y = cols[k]
+        if ops[k] == "M":
+            score += scheme.subst[ALPHABET.index(x)][ALPHABET.index(y)]
+            i, j, k = i + 1, j + 1, k + 1
+            continue
+        run = k
+        while run < len(cols) and ops[run] == ops[k]:
+            run += 1
+        n = run - k
+        if ops[k] == "I":  # horizontal: along row i of A
+            end = i in (0, la)
+            j += n
+        else:  # vertical: along column j of B
+            end = j in (0, lb)
+            i += n
+        score -= (scheme.end_open + n * scheme.end_extend if end
+                  else scheme.gap_open + n * scheme.gap_extend)
+        k = run
+    return score

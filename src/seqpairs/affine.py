@@ -74,6 +74,25 @@ class AffineScheme:
                    gap_open if end_open is None else end_open,
                    gap_extend if end_extend is None else end_extend)
 
+    @classmethod
+    def usearch(cls, match: int, mismatch: int, gap_open: int, gap_extend: int,
+                end_open: int, end_extend: int) -> AffineScheme:
+        """Match/mismatch scores and gap costs in usearch's and vsearch's convention.
+
+        There a gap of k columns costs open + (k - 1) * extend (the opening includes the
+        first column; vsearch 2.22.1 charges exactly that, checked with its `raw` userout
+        field), i.e. NCBI's open + k * extend with open - extend. vsearch's `I` (interior)
+        costs are gap_*, its `E` (both ends, query and target alike) costs are end_*.
+        """
+        for name, opening, extension in (("gap_open", gap_open, gap_extend),
+                                         ("end_open", end_open, end_extend)):
+            if _integer(opening, name) < _integer(extension, name.replace("open", "extend")):
+                raise UserError(f"affine scheme: in usearch's convention {name} includes the "
+                                f"first extension, so it must be at least the extension "
+                                f"cost ({opening} < {extension})")
+        return cls.dna(match, mismatch, gap_open - gap_extend, gap_extend,
+                       end_open - end_extend, end_extend)
+
     def matrix(self) -> np.ndarray:
         """subst as a C-contiguous int32 4x4 array (a fresh copy)."""
         return np.array(self.subst, dtype=np.int32)
