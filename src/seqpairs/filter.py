@@ -1,6 +1,6 @@
-"""`seqpairs filter`: the pairs whose real SeqDist alignment reaches an identity threshold.
+"""`seqpairs filter`: the pairs whose real alignment reaches an identity threshold.
 
-Candidates are the pairs whose identity bound (identity.upper_bound, from the distance
+With `--scoring seqdist` (the default) the alignment is SeqDist's. Candidates are the pairs whose identity bound (identity.upper_bound, from the distance
 stage's counts) reaches the threshold; no other pair can. Each candidate is traced back
 (traceback.py), its exact identity computed (identity.identity) and kept when it reaches
 the threshold. The kept pairs are written as a TSV with vsearch's userout field names:
@@ -20,6 +20,27 @@ the threshold. The kept pairs are written as a TSV with vsearch's userout field 
 Rows are sorted by (i, j). Terminal gaps are all gap columns before the first and after
 the last aligned pair (vsearch trims one gap run at each end; a SeqDist alignment can
 end with two).
+
+With `--scoring vsearch` the filter is vsearch's `--allpairs_global --id T` (2.22.1, its
+default scoring: scoring.VSEARCH): every pair is aligned globally with that affine scheme
+and traced back with vsearch's tie rules (traceback_affine.py), and kept when its
+identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
+>= 100 * --identity, as vsearch compares. The table has the same columns, with vsearch's
+orientation and trimming:
+  query, target  the earlier and the later sequence in the FASTA (vsearch's query and
+                 target); the CIGAR, qilo .. tihi and ql, tl are of that orientation
+  alnlen, opens, gaps, qilo .. tihi
+                 without vsearch's terminal gaps: the first and the last run of the
+                 alignment when they are gap runs (traceback_affine.py)
+  raw            instead of `distance`: the alignment score (vsearch's userout `raw`;
+                 higher is better; SeqDist's distance has no counterpart here)
+Rows are sorted by (query, target) in FASTA order. No cheaper bound prunes pairs for
+iddef 0, 2 and 3: end gaps cost 2 + (k - 1), less than the 4 of a mismatch per letter,
+so an optimal alignment of two unrelated sequences can be mostly terminal gaps around a
+short identical overlap, whose identity (iddef 2) is 100% whatever the score and the
+lengths; so every pair is traced (multi-threaded). For iddef 1 and 4 a pair is skipped
+when min(ql, tl) / max(ql, tl) < T: matches <= the shorter length and columns >= the
+longer one. An edge list (--distances) holds SeqDist's candidates and is refused.
 """
 from __future__ import annotations
 
@@ -32,17 +53,21 @@ import pandas as pd
 from . import binning, distance
 from .distfiles import Edges, read_edges
 from .errors import UserError
-from .identity import IDDEFS, identity, upper_bound
+from .identity import IDDEFS, identity, upper_bound, vsearch_percent
 from .outputs import atomic_open
-from .scoring import SCHEMES
+from .scoring import AFFINE, SCHEMES
 from .sequences import SequenceSet, read_unique_fasta
 from .traceback import COUNTS, Alignments, trace_pairs
+from .traceback_affine import trace_pairs as trace_affine_pairs
 
 log = logging.getLogger("seqpairs.filter")
 
 COLUMNS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
            "tilo", "tihi", "ql", "tl", "caln", "distance", "id0", "id1", "id2", "id3", "id4"]
-# `seqpairs distance`'s default binning, used when no edge list is given
+# --scoring vsearch: the score `raw` in place of SeqDist's distance
+AFFINE_COLUMNS = [c if c != "distance" else "raw" for c in COLUMNS]
+# --scoring vsearch: pairs traced per block (their runs are dropped unless kept)
+BLOCK_PAIRS = 1 << 18
 
 
 def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path) -> None:
@@ -126,12 +151,94 @@ def candidate_edges(seqs: SequenceSet, threshold: float, iddef: int, threads=Non
     return edges
 
 
+def all_pairs(n: int, block_pairs: int = BLOCK_PAIRS):
+    """Every pair (query q, target t), q < t < n, in order, as blocks of about block_pairs."""
+    q0 = 0
+    while q0 < n - 1:
+        q1, count = q0, 0
+        while q1 < n - 1 and (count == 0 or count + n - 1 - q1 <= block_pairs):
+            count += n - 1 - q1
+            q1 += 1
+        queries = np.arange(q0, q1, dtype=np.int64)
+        yield (np.repeat(queries, n - 1 - queries),
+               np.concatenate([np.arange(q + 1, n, dtype=np.int64) for q in range(q0, q1)]))
+        q0 = q1
+
+
+def affine_table(seqs: SequenceSet, scheme, q, t, threshold: float, iddef: int,
+                 threads: int | None = None) -> pd.DataFrame:
+    """Trace the pairs (query q[k], target t[k]) with `scheme`; the rows of those whose
+    identity (vsearch's percent) is >= 100 * threshold."""
+    al = trace_affine_pairs(seqs.codes, seqs.offsets, q, t, scheme, threads=threads)
+    c = {name: al[name] for name in COUNTS}
+    percent = {k: vsearch_percent(k, c["matches"], c["mismatches"], c["columns"],
+                                  c["terminal_gaps"], c["openings"], al.la, al.lb)
+               for k in IDDEFS}
+    keep = np.flatnonzero(percent[iddef] >= 100.0 * threshold)
+    ids = np.asarray(seqs.ids, dtype=object)
+    table = pd.DataFrame({
+        "query": ids[q[keep]],
+        "target": ids[t[keep]],
+        "id": percent[iddef][keep],
+        "alnlen": (c["columns"] - c["terminal_gaps"])[keep],
+        "mism": c["mismatches"][keep],
+        "opens": (c["openings"] - c["terminal_openings"])[keep],
+        "gaps": (c["gaps"] - c["terminal_gaps"])[keep],
+        "ids": c["matches"][keep],
+        "qilo": c["qlo"][keep], "qihi": c["qhi"][keep],
+        "tilo": c["tlo"][keep], "tihi": c["thi"][keep],
+        "ql": al.la[keep], "tl": al.lb[keep],
+        "caln": al.cigars(keep),
+        "raw": al.score[keep],
+    })
+    for k in IDDEFS:
+        table[f"id{k}"] = percent[k][keep]
+    return table[AFFINE_COLUMNS]
+
+
+def filter_affine(seqs: SequenceSet, scheme, threshold: float, iddef: int,
+                  threads: int | None = None, block_pairs: int = BLOCK_PAIRS) -> pd.DataFrame:
+    """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
+
+    For iddef 1 and 4 pairs whose length ratio is below the threshold are skipped (the
+    module docstring proves it safe); all others are traced.
+    """
+    lengths = seqs.lengths
+    parts, candidates = [], 0
+    for q, t in all_pairs(seqs.n, block_pairs):
+        if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
+            la, lb = lengths[q], lengths[t]
+            fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
+            q, t = q[fits], t[fits]
+        candidates += len(q)
+        if len(q):
+            parts.append(affine_table(seqs, scheme, q, t, threshold, iddef, threads))
+    table = (pd.concat(parts, ignore_index=True) if parts
+             else pd.DataFrame({name: [] for name in AFFINE_COLUMNS}))
+    log.info("%d pairs, %d traced, %d kept", seqs.n * (seqs.n - 1) // 2, candidates, len(table))
+    return table
+
+
 def run(args) -> None:
     if not 0.0 <= args.identity <= 1.0:
         raise UserError(f"--identity must be between 0 and 1, not {args.identity}")
+    if args.scoring in AFFINE:
+        if args.distances:
+            raise UserError(f"{args.distances}: an edge list holds the candidates of SeqDist "
+                            f"scoring; --scoring {args.scoring} aligns every pair itself, "
+                            "so leave out --distances")
+        if args.backend == "gpu":
+            raise UserError(f"--scoring {args.scoring} traces on the CPU; leave out "
+                            "--backend gpu")
     seqs = read_unique_fasta(args.input)
     if seqs.n < 2:
         raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
+    if args.scoring in AFFINE:
+        table = filter_affine(seqs, AFFINE[args.scoring], args.identity, args.iddef,
+                              args.threads)
+        with atomic_open(args.output) as fh:
+            table.to_csv(fh, sep="\t", index=False)
+        return
     if args.distances:
         edges = read_edges(args.distances)
         check_edges(edges, seqs, args.identity, args.iddef, args.distances)
@@ -151,9 +258,13 @@ def register(sub) -> None:
                    help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="vsearch's identity definition (default 2)")
-    p.add_argument("--scoring", choices=SCHEMES, default="seqdist", help="scoring scheme")
+    p.add_argument("--scoring", choices=SCHEMES, default="seqdist",
+                   help="scoring scheme: seqdist (default), or vsearch: vsearch's "
+                   "--allpairs_global with its default scoring, every pair aligned (no "
+                   "--distances)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="backend of the candidate step without --distances (default auto)")
+                   help="backend of the candidate step without --distances (default auto; "
+                   "--scoring vsearch runs on the CPU)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")
     p.set_defaults(func=run)
