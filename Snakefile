@@ -1,4 +1,4 @@
-# seqpairs: all-pairs SeqDist distances, identity filtering and OTU clustering.
+# seqpairs: all-pairs SeqDist distances, identity filtering, PSSE and OTU clustering.
 # Run from the repository root:  snakemake --cores 2   (see README.md)
 
 from snakemake.utils import min_version, validate
@@ -22,6 +22,7 @@ include: "workflow/rules/ingest.smk"
 include: "workflow/rules/binning.smk"
 include: "workflow/rules/distance.smk"
 include: "workflow/rules/filter.smk"
+include: "workflow/rules/psse.smk"
 include: "workflow/rules/cluster.smk"
 
 

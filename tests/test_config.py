@@ -12,7 +12,7 @@ from snakemake.utils import validate
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "config" / "schema.yaml")
 CONFIG = REPO / "config" / "config.yaml"
-STAGES = ("ingest", "binning", "distance", "filter", "cluster")
+STAGES = ("ingest", "binning", "distance", "filter", "psse", "cluster")
 
 
 def minimal(**dataset_extra):
@@ -78,6 +78,13 @@ def test_default_example_dataset_reads_the_simulated_samples():
         ({"defaults": {"distance": {"shards": 0}}}, ["shards", "0 is less than the minimum"]),
         ({"defaults": {"distance": {"shards": 1.5}}}, ["shards", "1.5 is not of type"]),
         ({"defaults": {"cluster": {"linkage": "single"}}}, ["linkage", "single"]),
+        ({"defaults": {"psse": {"enabled": "yes"}}}, ["enabled", "'yes' is not of type"]),
+        ({"defaults": {"psse": {"shuffles": 1}}}, ["shuffles", "1 is less than the minimum"]),
+        ({"defaults": {"psse": {"alpha": 1.5}}}, ["alpha", "1.5 is greater than the maximum"]),
+        ({"defaults": {"psse": {"seed": -1}}}, ["seed", "-1 is less than the minimum"]),
+        ({"defaults": {"psse": {"mismatch": 3}}}, ["mismatch", "3 is greater than the maximum"]),
+        ({"defaults": {"psse": {"backend": "tpu"}}}, ["backend", "tpu"]),
+        ({"defaults": {"psse": {"tasks": 0}}}, ["tasks", "0 is less than the minimum"]),
         ({"simulate": {"reads": 0}}, ["reads"]),
     ],
 )
@@ -100,7 +107,8 @@ def test_invalid_value_in_a_dataset_override_names_dataset_and_key():
     [
         ({**minimal(), "defualts": {}}, "defualts"),
         ({**minimal(), "defaults": {"filter": {"identy": 0.9}}}, "identy"),
-        ({**minimal(), "defaults": {"psse": {}}}, "psse"),
+        ({**minimal(), "defaults": {"report": {}}}, "report"),
+        ({**minimal(), "defaults": {"psse": {"matrix": "BLOSUM62"}}}, "matrix"),
         (minimal(cluster={"cutof": 0.02}), "cutof"),
         (minimal(colour="blue"), "colour"),
         ({**minimal(), "simulate": {"reads_per_sample": 3}}, "reads_per_sample"),

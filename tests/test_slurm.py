@@ -221,8 +221,8 @@ def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
     assert distance["mpi"].split()[0] == "srun"
     assert profile["set-resources"]["distance_shard"] == distance  # each shard: the same job
     # CPU rules are plain jobs
-    assert set(profile["set-resources"]) == {"distance", "distance_shard", "distance_seqdist",
-                                              "distance_condensed"}
+    assert set(profile["set-resources"]) == {"distance", "distance_shard", "psse",
+                                              "distance_seqdist", "distance_condensed"}
 
 
 def test_slurm_and_local_results_are_byte_identical(on_slurm, local):

@@ -22,10 +22,13 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs")
 
+STRICT_ALPHA = 1e-60
 TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
-    # small tiles: several per dataset, so that every shard of tiny.sharded has some
-    "defaults": {"distance": {"backend": "cpu", "threads": 2}, "binning": {"tile_pairs": 50}},
+    # small tiles: several per dataset, so that every shard of tiny.sharded has some;
+    # PSSE (where a dataset enables it) with few shuffles
+    "defaults": {"distance": {"backend": "cpu", "threads": 2}, "binning": {"tile_pairs": 50},
+                 "psse": {"backend": "cpu", "threads": 2, "shuffles": 20, "seed": 5}},
     "datasets": {
         # complete linkage (FCluster) on the edge list
         "tiny": {
@@ -61,10 +64,31 @@ TINY = {
             "distance": {"shards": 3},
             "cluster": {"linkage": "complete"},
         },
+        # as tiny.greedy with PSSE: every kept pair is significant at the default alpha
+        # (p-values of 1e-137 to 1e-41 here), so the clusters are tiny.greedy's
+        "tiny.psse": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "psse": {"enabled": True},
+            "cluster": {"linkage": "greedy"},
+        },
+        # an alpha amid those p-values: some kept pairs are not significant and must not
+        # reach the clustering
+        "tiny.psse.strict": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "psse": {"enabled": True, "alpha": STRICT_ALPHA},
+            "cluster": {"linkage": "greedy"},
+        },
     },
 }
 SAMPLES = ["s1", "s2"]
 STAGES = ("ingest", "binning", "distance", "filter", "cluster")
+PSSE_DATASETS = ("tiny.psse", "tiny.psse.strict")
 
 
 def copy_workflow(dest: Path, config: dict | None = None) -> Path:
@@ -153,11 +177,15 @@ def test_every_target_log_and_benchmark_exists(run):
     proc = snakemake(run, "--cores", "2", "--dry-run")
     assert "Nothing to be done" in proc.stdout + proc.stderr
     for dataset in TINY["datasets"]:
-        for stage in STAGES:
+        stages = STAGES + ("psse",) if dataset in PSSE_DATASETS else STAGES
+        for stage in stages:
             assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
             # a sharded dataset's distance stage ends with rule distance_merge
             rule = "distance_merge" if stage == "distance" and dataset == "tiny.sharded" else stage
             assert (run / "results" / "benchmarks" / rule / f"{dataset}.tsv").is_file()
+    # PSSE only where enabled
+    assert sorted(p.name for p in (run / "results" / "psse").iterdir()) == sorted(PSSE_DATASETS)
+    assert sorted(p.name for p in (run / "logs" / "psse").iterdir()) == sorted(PSSE_DATASETS)
     for k in range(3):
         assert (run / "logs" / "distance" / "tiny.sharded" / f"shard-{k}-of-3.log").is_file()
         assert (run / "results" / "benchmarks" / "distance_shard" / "tiny.sharded"
@@ -328,6 +356,120 @@ def test_clusters_cover_every_unique_and_the_table_every_read(run, dataset):
     assert set(centroids) == set(membership["centroid"])
 
 
+# ------------------------------------------------------------------- PSSE
+
+
+def read_pairs(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype={"query": str, "target": str})
+
+
+@pytest.mark.parametrize("dataset", PSSE_DATASETS)
+def test_psse_table_has_a_row_per_kept_pair_and_the_plots(run, dataset):
+    from seqpairs.psse import COLUMNS
+
+    kept = read_pairs(results(run, "filter", dataset) / "kept.tsv")
+    table = read_pairs(results(run, "psse", dataset) / "psse.tsv")
+    assert len(kept) > 10
+    assert list(table.columns) == COLUMNS
+    assert table[["query", "target"]].equals(kept[["query", "target"]])  # same pairs, same order
+    alpha = TINY["datasets"][dataset]["psse"].get("alpha", 0.05)
+    np.testing.assert_array_equal(table["significant"], table["pvalue"] <= alpha)
+    for name in ("histograms.png", "qq.png"):
+        assert (results(run, "psse", dataset) / "plots" / name).read_bytes()[:8] == \
+            b"\x89PNG\r\n\x1a\n", name
+    log = (run / "logs" / "psse" / dataset / "psse.log").read_text()
+    assert f"{len(kept)} pairs" in log
+
+
+def test_greedy_clusters_of_psse_datasets_use_only_significant_pairs(run, tmp_path):
+    from seqpairs.cli import main
+
+    greedy = results(run, "cluster", "tiny.greedy")
+    # default alpha: every pair is significant, so the clusters are those without PSSE
+    table = read_pairs(results(run, "psse", "tiny.psse") / "psse.tsv")
+    assert table["significant"].all()
+    for name in ("otus.membership.tsv", "otus.otu_table.tsv", "otus.centroids.fasta"):
+        assert (results(run, "cluster", "tiny.psse") / name).read_bytes() == \
+            (greedy / name).read_bytes(), name
+    # STRICT_ALPHA: some pairs are not significant (else pick another alpha)
+    strict = results(run, "psse", "tiny.psse.strict") / "psse.tsv"
+    table = read_pairs(strict)
+    assert 0 < table["significant"].sum() < len(table)
+    log = (run / "logs" / "cluster" / "tiny.psse.strict" / "cluster.log").read_text()
+    assert f"({table['significant'].sum()} of {len(table)} pairs significant in" in log
+    # the workflow's clusters are greedy clustering of the significant pairs alone ...
+    kept = read_pairs(results(run, "filter", "tiny.psse.strict") / "kept.tsv")
+    significant = tmp_path / "significant.tsv"
+    kept[table["significant"].to_numpy()].to_csv(significant, sep="\t", index=False)
+    ingest = results(run, "ingest", "tiny.psse.strict")
+    prefix = tmp_path / "otus"
+    assert main(["cluster", "--linkage", "greedy", "--identity", "0.97", "--pairs",
+                 str(significant), "--fasta", str(ingest / "unique.fasta"), "--abundance",
+                 str(ingest / "abundance.tsv"), "-o", str(prefix)]) == 0
+    clusters = results(run, "cluster", "tiny.psse.strict")
+    for name in ("membership.tsv", "otu_table.tsv", "centroids.fasta"):
+        assert (clusters / f"otus.{name}").read_bytes() == \
+            Path(f"{prefix}.{name}").read_bytes(), name
+    # ... which differ from those of every kept pair
+    strict_membership = tsv(clusters / "otus.membership.tsv")
+    assert strict_membership["cluster"].nunique() > tsv(greedy / "otus.membership.tsv")[
+        "cluster"].nunique()
+
+
+def test_greedy_command_without_psse_is_the_one_before_the_stage(run):
+    # psse disabled: the same command as before PSSE existed, so the same files and bytes
+    proc = snakemake(run, "--dry-run", "--printshellcmds", "--force",
+                     "results/cluster/tiny.greedy/otus.membership.tsv",
+                     "results/cluster/tiny.psse/otus.membership.tsv")
+    commands = sorted(line.split("Shell command: ")[-1]
+                      for line in (proc.stdout + proc.stderr).splitlines()
+                      if "seqpairs cluster" in line)
+    before = ("seqpairs cluster --linkage greedy --identity 0.97"
+              " --pairs results/filter/{0}/kept.tsv --fasta results/ingest/{0}/unique.fasta"
+              " --abundance results/ingest/{0}/abundance.tsv -o results/cluster/{0}/otus"
+              " > logs/cluster/{0}/cluster.log 2>&1")
+    assert commands == [before.format("tiny.greedy"), before.format("tiny.psse").replace(
+        "--identity 0.97", "--identity 0.97 --psse results/psse/tiny.psse/psse.tsv")]
+
+
+def test_psse_runs_as_mpi_ranks_like_distance(run):
+    proc = snakemake(run, "results/psse/tiny.psse/psse.tsv", "results/distance/tiny/edges.npz",
+                     "--dry-run", "--cores", "2", "--printshellcmds", "--forcerun", "psse", "distance",
+                     "--set-resources", "psse:tasks=2", "psse:mpi='srun'", "distance:tasks=3")
+    output = proc.stdout + proc.stderr
+    assert re.search(r"srun --cpus-per-task=2 -n 2 seqpairs psse -i "
+                     r"results/ingest/tiny\.psse/unique\.fasta", output), output
+    assert "mpiexec -n 3 seqpairs distance -i results/ingest/tiny/unique.fasta" in output
+    # config psse.tasks is the default of the resource
+    proc = dry_run_proc(run, with_override(TINY, "tiny.psse", "psse", tasks=2),
+                        "results/psse/tiny.psse/psse.tsv", "--printshellcmds", "--forcerun",
+                        "psse")
+    assert "mpiexec -n 2 seqpairs psse -i" in proc.stdout + proc.stderr
+    # tasks is no parameter: unforced, nothing reruns
+    assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", tasks=2)) == []
+
+
+def test_report_shows_the_psse_plots(run, tmp_path):
+    import json
+    import zipfile
+
+    proc = snakemake(run, "--report", str(tmp_path / "report.zip"))
+    assert "Report created" in proc.stdout + proc.stderr
+    with zipfile.ZipFile(tmp_path / "report.zip") as z:
+        html = z.read("report/report.html").decode()
+        images = {name: z.read(name) for name in z.namelist() if name.endswith(".png")}
+    # every plot of every PSSE dataset, and nothing else, with its caption
+    expected = [(results(run, "psse", dataset) / "plots" / name).read_bytes()
+                for dataset in PSSE_DATASETS for name in ("histograms.png", "qq.png")]
+    assert sorted(images.values()) == sorted(expected)
+    for dataset in PSSE_DATASETS:
+        for name in ("histograms.png", "qq.png"):
+            entry = html.split(json.dumps(f"results/psse/{dataset}/plots/{name}") + ": ", 1)[1]
+            assert f"PSSE of dataset <tt class=\\\"docutils literal\\\">{dataset}</tt>" in \
+                entry[:2000], entry[:2000]
+    assert '"PSSE"' in html  # the category
+
+
 def test_list_file_has_one_line_per_level(run):
     unique_ids = sorted(read_fasta_ids(results(run, "ingest") / "unique.fasta"))
     lines = (results(run, "cluster") / "otus.list").read_text().splitlines()
@@ -345,13 +487,18 @@ def test_list_file_has_one_line_per_level(run):
 # ------------------------------------------------------------------- reruns
 
 
-def dry_run_with(run: Path, config: dict) -> list[tuple[str, str | None]]:
+def dry_run_proc(run: Path, config: dict, *args: str) -> subprocess.CompletedProcess:
+    """A dry run of `run` with another config (put back afterwards)."""
     original = (run / "config" / "config.yaml").read_text()
     try:
         write_config(run, config)
-        return planned_jobs(snakemake(run, "--dry-run", "--cores", "2"))
+        return snakemake(run, "--dry-run", "--cores", "2", *args)
     finally:
         (run / "config" / "config.yaml").write_text(original)
+
+
+def dry_run_with(run: Path, config: dict) -> list[tuple[str, str | None]]:
+    return planned_jobs(dry_run_proc(run, config))
 
 
 def with_override(config: dict, dataset: str, stage: str, **values) -> dict:
@@ -391,6 +538,23 @@ def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
     jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=1))
     assert sorted(jobs) == [("all", None), ("cluster", "tiny.sharded"),
                             ("distance", "tiny.sharded"), ("filter", "tiny.sharded")]
+
+
+def test_psse_switch_and_param_changes_rerun_what_they_change(run):
+    # enabled on a greedy dataset: PSSE, and its clusters from the significant pairs
+    jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "psse", enabled=True))
+    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.greedy"),
+                            ("psse", "tiny.greedy")]
+    # hierarchical linkage reads distances, not pairs: only the PSSE outputs are added
+    jobs = dry_run_with(run, with_override(TINY, "tiny", "psse", enabled=True))
+    assert sorted(jobs) == [("all", None), ("psse", "tiny")]
+    # disabled again: the clusters of every kept pair
+    jobs = dry_run_with(run, with_override(TINY, "tiny.psse", "psse", enabled=False))
+    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.psse")]
+    jobs = dry_run_with(run, with_override(TINY, "tiny.psse.strict", "psse", alpha=0.01))
+    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.psse.strict"),
+                            ("psse", "tiny.psse.strict")]
+    assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", threads=1)) == []
 
 
 def test_cluster_param_change_reruns_only_cluster(run):

@@ -27,9 +27,12 @@ rule cluster:
         " -o {params.prefix:q} > {log:q} 2>&1"
 
 
+# psse.enabled: only the kept pairs PSSE finds significant (cluster_psse, --psse in the
+# options). The hierarchical rule above reads distances, not pairs: PSSE does not apply.
 rule cluster_greedy:
     input:
         pairs="results/filter/{dataset}/kept.tsv",
+        psse=cluster_psse,
         unique="results/ingest/{dataset}/unique.fasta",
         abundance="results/ingest/{dataset}/abundance.tsv",
     output:

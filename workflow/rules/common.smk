@@ -7,7 +7,7 @@ import re
 
 from snakemake.exceptions import WorkflowError
 
-STAGES = ("ingest", "binning", "distance", "filter", "cluster")
+STAGES = ("ingest", "binning", "distance", "filter", "psse", "cluster")
 SIMULATED_DIR = "resources/simulated"
 
 
@@ -88,6 +88,71 @@ def datasets_regex(names):
     return "|".join(re.escape(name) for name in names) if names else "(?!)"
 
 
+# --- MPI launch ---------------------------------------------------------------------
+
+
+# Rules that can run as an MPI program (distance and distance_shard with the distance
+# section's `tasks`, psse with the psse section's) get these three functions of their
+# stage: the resources `tasks` (default: config <stage>.tasks) and `mpi` (the launcher)
+# follow Snakemake's MPI convention, so a profile's set-resources (profiles/slurm: tasks,
+# mpi: srun) override them. The command is prefixed with `<mpi> -n <tasks>` exactly when
+# tasks > 1: one task runs `seqpairs <stage>` as one plain process, without MPI installed.
+
+
+def mpi_tasks(name):
+    """Default `tasks` resource of stage `name`'s MPI rules: config <name>.tasks."""
+
+    def tasks(wildcards):
+        return stage(wildcards, name)["tasks"]
+
+    return tasks
+
+
+def mpi_program(name):
+    """Default `mpi` resource: mpiexec when the config asks for several tasks, else unset.
+
+    Unset (None) keeps `mpi` out of the job's resources, which the SLURM executor
+    plugin reads as "not an MPI job" (it refuses MPI jobs of one task).
+    """
+    tasks = mpi_tasks(name)
+
+    def program(wildcards):
+        return "mpiexec" if tasks(wildcards) > 1 else None
+
+    return program
+
+
+def mpi_launcher(name):
+    """A params function: '' for one task, else '<mpi> -n <tasks> ' (mpi: the resource,
+    or mpiexec).
+
+    srun also gets --cpus-per-task=<threads> (unless the launcher sets it): a job
+    step does not inherit the allocation's CPUs per task (Slurm 22.05-23.02, and the
+    SLURM executor plugin clears SLURM_CPUS_PER_TASK), so each rank would get one CPU.
+    A params function of resources/threads is "derived" for Snakemake: the launcher is
+    no rerun trigger, so changing tasks reruns nothing.
+    """
+
+    def launcher(wildcards, resources, threads):
+        tasks = resources.get("tasks", 1)
+        if not isinstance(tasks, int) or tasks < 1:
+            raise WorkflowError(
+                f"{name}: the resource tasks must be an integer >= 1, not {tasks!r}"
+            )
+        if tasks == 1:
+            return ""
+        launcher = str(resources.get("mpi") or "").strip() or "mpiexec"
+        words = launcher.split()
+        if os.path.basename(words[0]) == "srun" and not any(
+            word == "-c" or word.startswith(("-c", "--cpus-per-task"))
+            for word in words[1:]
+        ):
+            launcher += f" --cpus-per-task={threads}"
+        return f"{launcher} -n {tasks} "
+
+    return launcher
+
+
 # --- simulate -------------------------------------------------------------------------
 
 
@@ -158,50 +223,9 @@ def distance_threads(wildcards):
     return stage(wildcards, "distance")["threads"]
 
 
-# MPI launch of the edge-list rules (distance, distance_shard). Their resources
-# `tasks` (default: config distance.tasks) and `mpi` (the launcher) follow Snakemake's
-# MPI convention, so a profile's set-resources (profiles/slurm: tasks, mpi: srun)
-# override them. The
-# command is prefixed with `<mpi> -n <tasks>` exactly when tasks > 1: one task runs
-# `seqpairs distance` as one plain process, without MPI installed.
-
-
-def distance_tasks(wildcards):
-    return stage(wildcards, "distance")["tasks"]
-
-
-def distance_mpi(wildcards):
-    """Default launcher: mpiexec when the config asks for several tasks, else unset.
-
-    Unset (None) keeps `mpi` out of the job's resources, which the SLURM executor
-    plugin reads as "not an MPI job" (it refuses MPI jobs of one task).
-    """
-    return "mpiexec" if distance_tasks(wildcards) > 1 else None
-
-
-def distance_launcher(wildcards, resources, threads):
-    """'' for one task, else '<mpi> -n <tasks> ' (mpi: the resource, or mpiexec).
-
-    srun also gets --cpus-per-task=<threads> (unless the launcher sets it): a job
-    step does not inherit the allocation's CPUs per task (Slurm 22.05-23.02, and the
-    SLURM executor plugin clears SLURM_CPUS_PER_TASK), so each rank would get one CPU.
-    A params function of resources/threads is "derived" for Snakemake: the launcher is
-    no rerun trigger, so changing tasks reruns nothing.
-    """
-    tasks = resources.get("tasks", 1)
-    if not isinstance(tasks, int) or tasks < 1:
-        raise WorkflowError(
-            f"distance: the resource tasks must be an integer >= 1, not {tasks!r}"
-        )
-    if tasks == 1:
-        return ""
-    launcher = str(resources.get("mpi") or "").strip() or "mpiexec"
-    words = launcher.split()
-    if os.path.basename(words[0]) == "srun" and not any(
-        word == "-c" or word.startswith(("-c", "--cpus-per-task")) for word in words[1:]
-    ):
-        launcher += f" --cpus-per-task={threads}"
-    return f"{launcher} -n {tasks} "
+distance_tasks = mpi_tasks("distance")
+distance_mpi = mpi_program("distance")
+distance_launcher = mpi_launcher("distance")
 
 
 # distance.shards > 1 splits a dataset's edge list into that many jobs (rule
@@ -260,6 +284,46 @@ def filter_options(wildcards):
     )
 
 
+# --- psse -----------------------------------------------------------------------------
+
+
+# psse.enabled: the dataset's targets include the PSSE table and plots, and its greedy
+# clustering reads only the kept pairs that PSSE finds significant. The rule itself runs
+# for any dataset whose psse.tsv is asked for.
+PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
+
+
+def psse_threads(wildcards):
+    return stage(wildcards, "psse")["threads"]
+
+
+psse_tasks = mpi_tasks("psse")
+psse_mpi = mpi_program("psse")
+psse_launcher = mpi_launcher("psse")
+
+
+def psse_options(wildcards):
+    """Scoring (DNA: the workflow ingests nucleotides), shuffles, seed, alpha, backend."""
+    p = stage(wildcards, "psse")
+    return option_list(
+        [
+            ("--alphabet", "dna"),
+            ("--match", p["match"]),
+            ("--mismatch", p["mismatch"]),
+            ("--gap-open", p["gap_open"]),
+            ("--gap-extend", p["gap_extend"]),
+            ("--shuffles", p["shuffles"]),
+            ("--seed", p["seed"]),
+            ("--alpha", p["alpha"]),
+            ("--backend", p["backend"]),
+        ]
+    )
+
+
+def psse_plots(wildcards, output):
+    return os.path.dirname(output.histograms)
+
+
 # --- cluster --------------------------------------------------------------------------
 
 
@@ -289,8 +353,25 @@ def cluster_options(wildcards):
     return options
 
 
+def cluster_psse(wildcards):
+    """Greedy clustering of a psse-enabled dataset reads the PSSE table too."""
+    if wildcards.dataset in PSSE:
+        return f"results/psse/{wildcards.dataset}/psse.tsv"
+    return []
+
+
 def cluster_greedy_options(wildcards):
-    return option_list([("--identity", stage(wildcards, "filter")["identity"])])
+    """--identity, and --psse (only the significant pairs) when psse is enabled.
+
+    --psse goes into the options rather than the shell command, so that a dataset
+    without PSSE keeps exactly the command, params and outputs it had before the stage.
+    A function of wildcards only: params of input/output functions are "derived" for
+    Snakemake, no rerun trigger; this way switching psse.enabled reruns the clustering.
+    """
+    options = option_list([("--identity", stage(wildcards, "filter")["identity"])])
+    if wildcards.dataset in PSSE:
+        options += ["--psse", cluster_psse(wildcards)]
+    return options
 
 
 def cluster_prefix(wildcards, output):
@@ -318,6 +399,11 @@ def dataset_targets(dataset):
     if p["cluster"]["linkage"] != "greedy":
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
+    if p["psse"]["enabled"]:
+        targets += [
+            f"results/psse/{dataset}/{name}"
+            for name in ("psse.tsv", "plots/histograms.png", "plots/qq.png")
+        ]
     return targets
 
 
