@@ -204,6 +204,7 @@ def filter_affine(seqs: SequenceSet, scheme, threshold: float, iddef: int,
     module docstring proves it safe); all others are traced.
     """
     lengths = seqs.lengths
+    no_pairs = np.zeros(0, dtype=np.int64)
     parts, candidates = [], 0
     for q, t in all_pairs(seqs.n, block_pairs):
         if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
@@ -211,10 +212,11 @@ def filter_affine(seqs: SequenceSet, scheme, threshold: float, iddef: int,
             fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
             q, t = q[fits], t[fits]
         candidates += len(q)
-        if len(q):
-            parts.append(affine_table(seqs, scheme, q, t, threshold, iddef, threads))
-    table = (pd.concat(parts, ignore_index=True) if parts
-             else pd.DataFrame({name: [] for name in AFFINE_COLUMNS}))
+        part = affine_table(seqs, scheme, q, t, threshold, iddef, threads)
+        if len(part):  # (an empty part would make the text columns objects)
+            parts.append(part)
+    table = (pd.concat(parts, ignore_index=True) if parts else
+             affine_table(seqs, scheme, no_pairs, no_pairs, threshold, iddef))
     log.info("%d pairs, %d traced, %d kept", seqs.n * (seqs.n - 1) // 2, candidates, len(table))
     return table
 
