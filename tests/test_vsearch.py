@@ -189,7 +189,7 @@ def test_preset_is_vsearch_defaults():
 # vsearch 2.22.1's userout for hand-made pairs (--allpairs_global --acceptall --minseqlength 1):
 # interior gaps of 1, 2 and 4 columns (raw 54, 50, 42: 20 + 2 (k - 1)), end gaps of 3 and 1
 # (2 + (k - 1)), a mismatch tying with gaps (D wins), gaps beating a mismatch, a homopolymer
-# deletion (vsearch puts it first in the run) and an overlap alignment.
+# deletion (vsearch puts it first in the run), an overlap alignment and a rounding case.
 HAND = [
     ("ACGTACGTTGCAAGCTTAGCCGATCGATTGCAGTCAGG", "ACGTACGTTGCAAGCTTACCGATCGATTGCAGTCAGG",
      "97.4 38 0 1 1 37 1 38 1 37 38 37 18MD19M 54 100.0 97.4 97.4 97.4 97.4"),
@@ -204,6 +204,11 @@ HAND = [
     ("GATTACAAAACCGT", "GATTACAAACCGT",
      "92.9 14 0 1 1 13 1 14 1 13 14 13 6MD7M 6 100.0 92.9 92.9 92.9 92.9"),
     ("ACGTTTTGCA", "ACGTTGCAA", "62.5 8 3 0 0 5 3 10 1 8 10 9 2D8MI -7 55.6 45.5 62.5 50.0 45.5"),
+    # 49 / 80 = 61.25 exactly in vsearch's 100.0 * 49 / 80, printed 61.2 (round half to
+    # even); 100 * (49 / 80) would be 61.25000000000001, printed 61.3
+    ("CAGATTTTCATATTATGCAGAAAATCTACTTCGCCTGATACGAGTCGGT",
+     "CAGATTTTCATATTATGCAGAAAATCTACTTATCTTCGGATACTGTATAGTCCCACCTGGTTCGCCTGATACGAGTCGGT",
+     "61.2 80 0 1 31 49 1 49 1 80 49 80 29M31I20M 18 100.0 61.2 61.2 98.8 61.2"),
 ]
 
 
