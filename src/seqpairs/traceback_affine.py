@@ -318,8 +318,18 @@ def _trace_range(codes, offsets, pa, pb, la, lb, scheme: AffineScheme):
     _trace_batch(codes, offsets, pa, pb, subst, match_only, scheme.gap_open, scheme.gap_extend,
                  scheme.end_open, scheme.end_extend, slot_starts, counts, runs, n_runs, score,
                  int(la.max()), int(lb.max()), chunk)
-    used = np.arange(len(runs)) - np.repeat(slot_starts[:-1], slots) < np.repeat(n_runs, slots)
-    return counts, runs[used], n_runs, score
+    return counts, _compact(runs, slot_starts, n_runs), n_runs, score
+
+
+@njit(nogil=True, cache=True)
+def _compact(runs, slot_starts, n_runs):
+    """The runs of all pairs back to back (pair k's first n_runs[k] slots)."""
+    out = np.empty(n_runs.sum(), dtype=runs.dtype)
+    at = 0
+    for k in range(n_runs.shape[0]):
+        out[at:at + n_runs[k]] = runs[slot_starts[k]:slot_starts[k] + n_runs[k]]
+        at += n_runs[k]
+    return out
 
 
 def trace_pairs(codes, offsets, pa, pb, scheme: AffineScheme,

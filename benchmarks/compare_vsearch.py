@@ -1,0 +1,140 @@
+"""`seqpairs filter --scoring vsearch` against `vsearch --allpairs_global` on a real dataset.
+
+    python benchmarks/compare_vsearch.py [--fasta FILE] [--identity 0.97 0.9] [--iddef 2]
+                                         [--threads 2] [--all-reads] [--workdir DIR]
+
+Default input: ../shared/data/C005_454.fa.gz beside the checkout (SEQPAIRS_DATA overrides
+the folder), its distinct reads in file order, as `seqpairs ingest` would keep them
+(--all-reads: every read, duplicates included). For each --identity T both tools get the
+same FASTA:
+
+  vsearch   --allpairs_global FASTA --id T --iddef K --threads N --userout (the filter's
+            columns, `raw` for the score)
+  seqpairs  filter -i FASTA --scoring vsearch --identity T --iddef K --threads N
+
+Reported: the kept pairs of each (their Jaccard index), over the pairs both keep the share
+whose identity equals vsearch's printed one (one decimal) and the share equal in every
+column, and the wall time of each command (seqpairs after a warm-up run on a small file,
+so that Numba's compiled kernels are cached).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+from Bio import SeqIO
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("SEQPAIRS_DATA", ROOT.parent / "shared" / "data"))
+FIELDS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
+          "tilo", "tihi", "ql", "tl", "caln", "raw", "id0", "id1", "id2", "id3", "id4"]
+PERCENT = ["id", "id0", "id1", "id2", "id3", "id4"]
+
+
+def read_fasta(path: Path):
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        return [(r.id, str(r.seq).upper()) for r in SeqIO.parse(fh, "fasta")]
+
+
+def write_input(records, path: Path, all_reads: bool) -> int:
+    if not all_reads:  # the first read of each distinct sequence, in file order
+        first = {}
+        for name, seq in records:
+            first.setdefault(seq, name)
+        records = [(name, seq) for seq, name in first.items()]
+    path.write_text("".join(f">{name}\n{seq}\n" for name, seq in records))
+    return len(records)
+
+
+def timed(cmd) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - start
+
+
+def run_vsearch(vsearch, fasta, out, identity, iddef, threads) -> float:
+    return timed([vsearch, "--allpairs_global", str(fasta), "--id", str(identity), "--iddef",
+                  str(iddef), "--threads", str(threads), "--userout", str(out), "--userfields",
+                  "+".join(FIELDS), "--quiet"])
+
+
+def run_seqpairs(fasta, out, identity, iddef, threads) -> float:
+    return timed([sys.executable, "-m", "seqpairs", "-q", "filter", "-i", str(fasta),
+                  "--scoring", "vsearch", "--identity", str(identity), "--iddef", str(iddef),
+                  "--threads", str(threads), "-o", str(out)])
+
+
+def compare(ours_path, theirs_path) -> dict:
+    ours = pd.read_csv(ours_path, sep="\t", dtype={"query": str, "target": str})
+    for f in PERCENT:  # as vsearch prints them
+        ours[f] = [f"{x:.1f}" for x in ours[f]]
+    ours["caln"] = ours["caln"].where(ours["caln"] != "=", ours["ql"].map("{}M".format))
+    theirs = pd.read_csv(theirs_path, sep="\t", header=None, names=FIELDS,
+                         dtype={**{f: str for f in PERCENT}, "query": str, "target": str})
+    kept = set(zip(ours["query"], ours["target"]))
+    expected = set(zip(theirs["query"], theirs["target"]))
+    shared = ours[FIELDS].merge(theirs, on=["query", "target"], suffixes=("", "_v"))
+    columns = [f for f in FIELDS if f not in ("query", "target")]
+    same = pd.concat([shared[f].astype(str) == shared[f + "_v"].astype(str) for f in columns],
+                     axis=1)
+    differing = {f: int((~same[k]).sum()) for k, f in enumerate(columns) if not same[k].all()}
+    return {
+        "seqpairs_kept": len(kept), "vsearch_kept": len(expected),
+        "only_seqpairs": len(kept - expected), "only_vsearch": len(expected - kept),
+        "jaccard": len(kept & expected) / max(1, len(kept | expected)),
+        "id_equal": float((shared["id"] == shared["id_v"]).mean()) if len(shared) else 1.0,
+        "all_columns_equal": float(same.all(axis=1).mean()) if len(shared) else 1.0,
+        "differing_columns": differing,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fasta", type=Path, default=DATA / "C005_454.fa.gz")
+    parser.add_argument("--identity", type=float, nargs="+", default=[0.97, 0.9])
+    parser.add_argument("--iddef", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--all-reads", action="store_true",
+                        help="every read, not only the distinct sequences")
+    parser.add_argument("--workdir", type=Path, help="keep the files here (default: a temp dir)")
+    args = parser.parse_args()
+    vsearch = shutil.which("vsearch")
+    if vsearch is None:
+        sys.exit("compare_vsearch: vsearch is not installed (apt-get install vsearch)")
+    version = subprocess.run([vsearch, "--version"], capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        records = read_fasta(args.fasta)
+        fasta = work / "input.fasta"
+        n = write_input(records, fasta, args.all_reads)
+        warm = work / "warm.fasta"
+        warm.write_text("".join(f">{k}\n{s}\n" for k, (_, s) in enumerate(records[:20])))
+        run_seqpairs(warm, work / "warm.tsv", 0.9, args.iddef, args.threads)
+        print(f"{args.fasta.name}: {n} {'reads' if args.all_reads else 'distinct reads'}, "
+              f"{n * (n - 1) // 2} pairs, --iddef {args.iddef}, {args.threads} threads, "
+              f"{os.cpu_count()} cores; {(version.stdout + version.stderr).splitlines()[0]}")
+        for t in args.identity:
+            theirs, ours = work / f"vsearch_{t:g}.tsv", work / f"seqpairs_{t:g}.tsv"
+            v_time = run_vsearch(vsearch, fasta, theirs, t, args.iddef, args.threads)
+            s_time = run_seqpairs(fasta, ours, t, args.iddef, args.threads)
+            r = compare(ours, theirs)
+            print(f"--id {t:g}: kept vsearch {r['vsearch_kept']}, seqpairs {r['seqpairs_kept']} "
+                  f"(only vsearch {r['only_vsearch']}, only seqpairs {r['only_seqpairs']}), "
+                  f"Jaccard {r['jaccard']:.6f}; shared pairs: id equal {r['id_equal']:.4%}, "
+                  f"all columns equal {r['all_columns_equal']:.4%}"
+                  + (f" (differing: {r['differing_columns']})" if r["differing_columns"] else "")
+                  + f"; wall time vsearch {v_time:.1f} s, seqpairs {s_time:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
