@@ -110,7 +110,9 @@ def main() -> None:
     vsearch = shutil.which("vsearch")
     if vsearch is None:
         sys.exit("compare_vsearch: vsearch is not installed (apt-get install vsearch)")
-    version = subprocess.run([vsearch, "--version"], capture_output=True, text=True)
+    run = subprocess.run([vsearch, "--version"], capture_output=True, text=True)
+    version = next(line for line in (run.stderr + run.stdout).splitlines() + ["vsearch ?"]
+                   if line.startswith("vsearch"))
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -122,7 +124,7 @@ def main() -> None:
         run_seqpairs(warm, work / "warm.tsv", 0.9, args.iddef, args.threads)
         print(f"{args.fasta.name}: {n} {'reads' if args.all_reads else 'distinct reads'}, "
               f"{n * (n - 1) // 2} pairs, --iddef {args.iddef}, {args.threads} threads, "
-              f"{os.cpu_count()} cores; {(version.stdout + version.stderr).splitlines()[0]}")
+              f"{os.cpu_count()} cores; {version}")
         for t in args.identity:
             theirs, ours = work / f"vsearch_{t:g}.tsv", work / f"seqpairs_{t:g}.tsv"
             v_time = run_vsearch(vsearch, fasta, theirs, t, args.iddef, args.threads)

@@ -171,7 +171,8 @@ def as_printed(table):
 
 def vsearch_version():
     run = subprocess.run([VSEARCH_BIN, "--version"], capture_output=True, text=True)
-    return (run.stdout + run.stderr).splitlines()[0]
+    return next(line for line in (run.stderr + run.stdout).splitlines() + ["vsearch ?"]
+                if line.startswith("vsearch"))
 
 
 # ---------------------------------------------------------------- the preset
