@@ -1,7 +1,8 @@
 """`seqpairs filter`: the pairs whose real alignment reaches an identity threshold.
 
-With `--scoring seqdist` (the default) the alignment is SeqDist's. Candidates are the pairs whose identity bound (identity.upper_bound, from the distance
-stage's counts) reaches the threshold; no other pair can. Each candidate is traced back
+With `--scoring seqdist` (the default) the alignment is SeqDist's. Candidates are the
+pairs whose identity bound (identity.upper_bound, from the distance stage's counts)
+reaches the threshold; no other pair can. Each candidate is traced back
 (traceback.py), its exact identity computed (identity.identity) and kept when it reaches
 the threshold. The kept pairs are written as a TSV with vsearch's userout field names:
 
@@ -34,13 +35,16 @@ orientation and trimming:
                  alignment when they are gap runs (traceback_affine.py)
   raw            instead of `distance`: the alignment score (vsearch's userout `raw`;
                  higher is better; SeqDist's distance has no counterpart here)
-Rows are sorted by (query, target) in FASTA order. No cheaper bound prunes pairs for
-iddef 0, 2 and 3: end gaps cost 2 + (k - 1), less than the 4 of a mismatch per letter,
-so an optimal alignment of two unrelated sequences can be mostly terminal gaps around a
-short identical overlap, whose identity (iddef 2) is 100% whatever the score and the
-lengths; so every pair is traced (multi-threaded). For iddef 1 and 4 a pair is skipped
-when min(ql, tl) / max(ql, tl) < T: matches <= the shorter length and columns >= the
-longer one. An edge list (--distances) holds SeqDist's candidates and is refused.
+Rows are sorted by (query, target) in FASTA order. Pruning: for iddef 0, 2 and 3 neither
+the score nor the lengths bound the identity, so every pair is traced (multi-threaded).
+End gaps cost 2 + (k - 1), less than a mismatch's 4 per letter, so an optimal alignment
+can be mostly terminal gaps around a short identical overlap (iddef 2: 100% at any score
+and lengths) or a short sequence inside a long one (iddef 3: 1 - 2 / longer); and many
+matches (iddef 0) go with any score when mismatches and gaps come with them. For iddef 1
+and 4 (matches / columns) a pair is skipped when 100.0 * min(ql, tl) / max(ql, tl) <
+100.0 * T, which is safe: matches <= the shorter length, columns >= the longer one, and
+vsearch's rounded division is monotone. An edge list (--distances) holds SeqDist's
+candidates and is refused.
 """
 from __future__ import annotations
 
