@@ -26,7 +26,6 @@ from .distfiles import (
 from .errors import UserError
 from .identity import IDDEFS, upper_bound
 from .interop import write_mothur_column, write_phylip
-from .scoring import SCHEMES
 from .sequences import SequenceSet, read_unique_fasta
 
 log = logging.getLogger("seqpairs.distance")
@@ -198,7 +197,8 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
     p.add_argument("--bins", help="bin manifest from `seqpairs bin` (with --tiles)")
     p.add_argument("--tiles", help="tiles from `seqpairs bin`; default: made here")
-    p.add_argument("--scoring", choices=SCHEMES, default="seqdist", help="scoring scheme")
+    # The distance kernels score SeqDist; the vsearch preset lives in `seqpairs filter`.
+    p.add_argument("--scoring", choices=("seqdist",), default="seqdist", help="scoring scheme")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("-o", "--output", help="output file, in --format")
