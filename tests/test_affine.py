@@ -226,7 +226,7 @@ def test_negative_cost_is_user_error(field):
     ({"subst": ((1, 2), (3, 4))}, "subst must be 4x4"),
     ({"subst": 5}, "subst must be 4x4"),
     ({"subst": ((0.5,) * 4,) * 4}, "must be an integer"),
-    ({"subst": ((MAX_COST + 1,) * 4,) * 4}, "exceeds"),
+    ({"subst": ((MAX_COST + 1,) * 4,) * 4}, "beyond"),
     ({"gap_open": 1.5}, "gap_open must be an integer"),
     ({"end_extend": MAX_COST + 1}, "end_extend must be between"),
 ])

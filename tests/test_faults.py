@@ -152,3 +152,18 @@ def test_output_folder_that_cannot_exist_is_one_clear_line(tmp_path, cli):
                        blocker / "edges.npz")
     assert (code, err) == (2, f"seqpairs: error: {blocker / 'edges.npz'}: cannot write "
                               f"({blocker} is not a folder)\n")
+
+
+def test_outputs_get_the_mode_of_any_new_file(tmp_path):
+    """Temporary files are 0600; the renamed output must be readable as usual (umask)."""
+    from seqpairs.outputs import atomic_open
+
+    umask = os.umask(0o022)
+    try:
+        with atomic_open(tmp_path / "out.txt") as fh:
+            fh.write("x")
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "out.txt").stat().st_mode & 0o777 == \
+        (tmp_path / "plain.txt").stat().st_mode & 0o777 == 0o644

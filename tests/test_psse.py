@@ -331,6 +331,19 @@ def test_cli_plots(tmp_path, cli, dna):
         assert (plots / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_cli_plots_without_pairs_are_placeholders(tmp_path, cli, dna):
+    # A dataset whose filter kept no pair: the workflow still needs both figures.
+    import matplotlib.image
+
+    fasta, _, _ = dna
+    pairs = tmp_path / "none.tsv"
+    pairs.write_text("query\ttarget\tid\n")
+    plots = tmp_path / "plots"
+    psse(cli, "-i", fasta, "--pairs", pairs, "-o", tmp_path / "psse.tsv", "--plots", plots)
+    for name in ("histograms.png", "qq.png"):
+        assert matplotlib.image.imread(plots / name).size > 0
+
+
 def test_shuffle_pvalues_are_uniform_under_the_true_fit():
     # Rounded Gumbel scores under their own (true) parameters: the randomised PIT is uniform.
     rng = np.random.default_rng(2)

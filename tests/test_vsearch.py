@@ -28,6 +28,7 @@ from seqpairs.scoring import VSEARCH
 from seqpairs.sequences import SequenceSet, encode
 from seqpairs.traceback import COUNTS
 from seqpairs.traceback_affine import trace_pairs
+from test_filter import mutate
 
 VSEARCH_BIN = shutil.which("vsearch")
 needs_vsearch = pytest.mark.skipif(VSEARCH_BIN is None,
@@ -53,24 +54,6 @@ SCHEMES = {
 
 def random_sequence(rng, n):
     return "".join(rng.choice("ACGT") for _ in range(n))
-
-
-def mutate(rng, s, rate):
-    """Substitutions, insertions, deletions and homopolymer length changes at `rate`."""
-    out = []
-    for c in s:
-        r = rng.random()
-        if r < rate / 4:
-            out.append(rng.choice("ACGT"))
-        elif r < rate / 2:
-            out.append(c + rng.choice("ACGT"))
-        elif r < 3 * rate / 4:
-            continue
-        elif r < rate:
-            out.append(c * 2)
-        else:
-            out.append(c)
-    return "".join(out) or s
 
 
 def random_sequences(seed, n, max_len=50):

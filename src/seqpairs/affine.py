@@ -56,10 +56,10 @@ class AffineScheme:
     end_extend: int
 
     def __post_init__(self):
-        rows = _subst_rows(self.subst)
+        rows = subst_rows(self.subst)
         object.__setattr__(self, "subst", rows)
         for name in ("gap_open", "gap_extend", "end_open", "end_extend"):
-            value = _integer(getattr(self, name), name)
+            value = integer(getattr(self, name), name)
             if not 0 <= value <= MAX_COST:
                 raise UserError(f"affine scheme: {name} must be between 0 and {MAX_COST}, "
                                 f"got {value}")
@@ -86,7 +86,7 @@ class AffineScheme:
         """
         for name, opening, extension in (("gap_open", gap_open, gap_extend),
                                          ("end_open", end_open, end_extend)):
-            if _integer(opening, name) < _integer(extension, name.replace("open", "extend")):
+            if integer(opening, name) < integer(extension, name.replace("open", "extend")):
                 raise UserError(f"affine scheme: in usearch's convention {name} includes the "
                                 f"first extension, so it must be at least the extension "
                                 f"cost ({opening} < {extension})")
@@ -98,27 +98,29 @@ class AffineScheme:
         return np.array(self.subst, dtype=np.int32)
 
 
-def _integer(value, name: str) -> int:
+def integer(value, name: str, scheme: str = "affine scheme") -> int:
+    """`value` as an int; UserError naming `scheme` and `name` when it is not one."""
     try:
         return operator.index(value)
     except TypeError:
-        raise UserError(f"affine scheme: {name} must be an integer, got {value!r}") from None
+        raise UserError(f"{scheme}: {name} must be an integer, got {value!r}") from None
 
 
-def _subst_rows(subst) -> tuple[tuple[int, ...], ...]:
-    """subst as a tuple of 4 tuples of 4 ints, validated."""
-    shape_error = UserError(f"affine scheme: subst must be 4x4 (letters {ALPHABET}), got {subst!r}")
+def subst_rows(subst, alphabet: str = ALPHABET,
+               scheme: str = "affine scheme") -> tuple[tuple[int, ...], ...]:
+    """subst as a tuple of K tuples of K ints (K letters in `alphabet`), validated."""
+    k = len(alphabet)
+    shape_error = UserError(f"{scheme}: subst must be {k}x{k} (letters {alphabet})")
     try:
         rows = [list(row) for row in subst]
     except TypeError:
         raise shape_error from None
-    if len(rows) != 4 or any(len(row) != 4 for row in rows):
+    if len(rows) != k or any(len(row) != k for row in rows):
         raise shape_error
     out = []
     for a, row in enumerate(rows):
-        values = tuple(_integer(v, f"subst[{ALPHABET[a]}]") for v in row)
+        values = tuple(integer(v, f"subst[{alphabet[a]}]", scheme) for v in row)
         if any(abs(v) > MAX_COST for v in values):
-            raise UserError(f"affine scheme: subst[{ALPHABET[a]}] = {values} exceeds "
-                            f"+-{MAX_COST}")
+            raise UserError(f"{scheme}: subst[{alphabet[a]}] has a score beyond +-{MAX_COST}")
         out.append(values)
     return tuple(out)

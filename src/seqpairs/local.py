@@ -6,12 +6,11 @@ tests/reference_local.py implements plainly.
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 
-from .affine import MAX_COST
+from .affine import MAX_COST, integer, subst_rows
 from .errors import UserError
 
 DNA = "ACGT"
@@ -54,9 +53,9 @@ class LocalScheme:
                 or not alphabet.isascii() or not alphabet.isprintable() or " " in alphabet):
             raise UserError(f"local scheme: the alphabet must be 1 to {MAX_LETTERS} distinct "
                             f"upper-case ASCII letters, got {alphabet!r}")
-        object.__setattr__(self, "subst", _subst_rows(self.subst, alphabet))
+        object.__setattr__(self, "subst", subst_rows(self.subst, alphabet, "local scheme"))
         for name in ("gap_open", "gap_extend"):
-            value = _integer(getattr(self, name), name)
+            value = integer(getattr(self, name), name, "local scheme")
             if not 0 <= value <= MAX_COST:
                 raise UserError(f"local scheme: {name} must be between 0 and {MAX_COST}, "
                                 f"got {value}")
@@ -123,30 +122,3 @@ class LocalScheme:
         table[np.frombuffer(self.alphabet.encode("ascii"), dtype=np.uint8)] = np.arange(
             len(self.alphabet))
         return table
-
-
-def _integer(value, name: str) -> int:
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise UserError(f"local scheme: {name} must be an integer, got {value!r}") from None
-
-
-def _subst_rows(subst, alphabet: str) -> tuple[tuple[int, ...], ...]:
-    """subst as a tuple of K tuples of K ints, validated."""
-    k = len(alphabet)
-    shape_error = UserError(f"local scheme: subst must be {k}x{k} (letters {alphabet})")
-    try:
-        rows = [list(row) for row in subst]
-    except TypeError:
-        raise shape_error from None
-    if len(rows) != k or any(len(row) != k for row in rows):
-        raise shape_error
-    out = []
-    for a, row in enumerate(rows):
-        values = tuple(_integer(v, f"subst[{alphabet[a]}]") for v in row)
-        if any(abs(v) > MAX_COST for v in values):
-            raise UserError(f"local scheme: subst[{alphabet[a]}] has a score beyond "
-                            f"+-{MAX_COST}")
-        out.append(values)
-    return tuple(out)

@@ -28,6 +28,7 @@ def atomic_path(path: str | os.PathLike):
     except OSError as exc:  # folder missing, not writable, read-only file system...
         raise _write_error(path, exc) from None
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; outputs get the usual mode
     try:
         yield Path(tmp)
         os.replace(tmp, path)
@@ -37,6 +38,12 @@ def atomic_path(path: str | os.PathLike):
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise _write_error(path, exc) from None
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # os.umask sets and returns the old mask: set it back
+    os.umask(mask)
+    return mask
 
 
 def _write_error(path: Path, exc: OSError) -> UserError:

@@ -204,7 +204,7 @@ def run(args) -> None:
     with atomic_open(args.output) as fh:
         table.to_csv(fh, sep="\t", index=False, na_rep="NaN")
     if args.plots and not psse_plots.write(args.plots, table, shuffled):
-        log.warning("--plots: no pair has a Gumbel fit, nothing to plot")
+        log.warning("--plots: no pair has a Gumbel fit; the plots say so")
 
 
 def register(sub) -> None:

@@ -101,15 +101,28 @@ def qq(plt, p: np.ndarray, pairs: int, path) -> None:
     plt.close(fig)
 
 
-def write(directory, table: pd.DataFrame, shuffled: np.ndarray, count: int = 4) -> list[Path]:
-    """histograms.png and qq.png in `directory`; none when no pair has a fit."""
+def placeholder(plt, text: str, path) -> None:
+    """A figure that says why there is no plot (a workflow rule still gets its file)."""
+    fig, ax = plt.subplots(figsize=(4.2, 2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+
+
+def write(directory, table: pd.DataFrame, shuffled: np.ndarray, count: int = 4) -> bool:
+    """histograms.png and qq.png in `directory`; False (and placeholders) when no pair has
+    a fit, e.g. no pairs at all."""
     plt = pyplot()
     directory = Path(directory)
     rows = examples(table, count)
-    if not rows.size:
-        return []
     paths = [directory / "histograms.png", directory / "qq.png"]
+    if not rows.size:
+        for path in paths:
+            placeholder(plt, f"no pair with a Gumbel fit\n({len(table)} pairs)", path)
+        return False
     histograms(plt, table, shuffled, rows, paths[0])
     qq(plt, shuffle_pvalues(table, shuffled), len(np.flatnonzero(table["beta"].notna())),
        paths[1])
-    return paths
+    return True
