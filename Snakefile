@@ -24,6 +24,7 @@ include: "workflow/rules/distance.smk"
 include: "workflow/rules/filter.smk"
 include: "workflow/rules/psse.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/report.smk"
 
 
 localrules:
@@ -31,6 +32,6 @@ localrules:
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +188,9 @@ def test_every_stage_key_has_a_default():
         documented = set(schema["$defs"][stage]["properties"])
         with_default = set(schema["properties"]["defaults"]["properties"][stage]["properties"])
         assert documented == with_default, stage
+
+
+def test_configuration_reference_is_generated_from_the_schema():
+    proc = subprocess.run([sys.executable, str(REPO / "docs" / "config_reference.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

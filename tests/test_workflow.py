@@ -151,6 +151,13 @@ def planned_jobs(proc: subprocess.CompletedProcess) -> list[tuple[str, str | Non
     return [(rule, wildcards.get("dataset")) for rule, wildcards in planned_wildcards(proc)]
 
 
+def and_report(expected):
+    """`expected` jobs plus the report job of each of their datasets (it reads every
+    stage's last output, so it reruns with any of them)."""
+    datasets = sorted({dataset for _, dataset in expected if dataset})
+    return sorted(expected + [("report", dataset) for dataset in datasets])
+
+
 def read_fasta_ids(path: Path) -> list[str]:
     return [line[1:].split(";")[0] for line in path.read_text().splitlines() if line.startswith(">")]
 
@@ -319,8 +326,9 @@ def test_rerun_after_a_failed_shard_computes_only_that_shard(run, tmp_path):
     assert sorted(p.name for p in shards.iterdir()) == ["0-of-3.npz", "2-of-3.npz"]
     assert not (shards.parent / "edges.npz").exists()
     # the dry run and the run plan the failed shard, the merge and what reads the edge list
-    expected = [("all", None), ("cluster", "tiny.sharded"), ("distance_merge", "tiny.sharded"),
-                ("distance_shard", "tiny.sharded"), ("filter", "tiny.sharded")]
+    expected = and_report([("all", None), ("cluster", "tiny.sharded"),
+                           ("distance_merge", "tiny.sharded"), ("distance_shard", "tiny.sharded"),
+                           ("filter", "tiny.sharded")])
     for args in (["--dry-run"], []):
         jobs = planned_wildcards(snakemake(work, "--cores", "2", *args))
         assert sorted((rule, w.get("dataset")) for rule, w in jobs) == expected, args
@@ -458,9 +466,12 @@ def test_report_shows_the_psse_plots(run, tmp_path):
     with zipfile.ZipFile(tmp_path / "report.zip") as z:
         html = z.read("report/report.html").decode()
         images = {name: z.read(name) for name in z.namelist() if name.endswith(".png")}
-    # every plot of every PSSE dataset, and nothing else, with its caption
+    # every plot of every PSSE dataset and the report stage's figures, and nothing else
     expected = [(results(run, "psse", dataset) / "plots" / name).read_bytes()
                 for dataset in PSSE_DATASETS for name in ("histograms.png", "qq.png")]
+    expected += [(results(run, "report", dataset) / name).read_bytes()
+                 for dataset in TINY["datasets"]
+                 for name in ("lengths.png", "distances.png", "funnel.png", "clusters.png")]
     assert sorted(images.values()) == sorted(expected)
     for dataset in PSSE_DATASETS:
         for name in ("histograms.png", "qq.png"):
@@ -514,10 +525,11 @@ def test_unchanged_config_plans_nothing(run):
 def test_filter_param_change_reruns_filter_and_what_reads_it(run):
     # complete linkage does not read the filter's pairs: only the filter reruns
     jobs = dry_run_with(run, with_override(TINY, "tiny", "filter", identity=0.99))
-    assert sorted(jobs) == [("all", None), ("filter", "tiny")]
+    assert sorted(jobs) == and_report([("all", None), ("filter", "tiny")])
     # greedy clustering reads them: filter and cluster_greedy rerun
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "filter", identity=0.99))
-    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.greedy"), ("filter", "tiny.greedy")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.greedy"),
+                                       ("filter", "tiny.greedy")])
 
 
 def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
@@ -531,35 +543,35 @@ def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
 
 def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
     jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=2))
-    assert sorted(jobs) == [("all", None), ("cluster", "tiny.sharded"),
+    assert sorted(jobs) == and_report([("all", None), ("cluster", "tiny.sharded"),
                             ("distance_merge", "tiny.sharded"),
                             ("distance_shard", "tiny.sharded"), ("distance_shard", "tiny.sharded"),
-                            ("filter", "tiny.sharded")]
+                            ("filter", "tiny.sharded")])
     jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=1))
-    assert sorted(jobs) == [("all", None), ("cluster", "tiny.sharded"),
-                            ("distance", "tiny.sharded"), ("filter", "tiny.sharded")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster", "tiny.sharded"),
+                            ("distance", "tiny.sharded"), ("filter", "tiny.sharded")])
 
 
 def test_psse_switch_and_param_changes_rerun_what_they_change(run):
     # enabled on a greedy dataset: PSSE, and its clusters from the significant pairs
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "psse", enabled=True))
-    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.greedy"),
-                            ("psse", "tiny.greedy")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.greedy"),
+                            ("psse", "tiny.greedy")])
     # hierarchical linkage reads distances, not pairs: only the PSSE outputs are added
     jobs = dry_run_with(run, with_override(TINY, "tiny", "psse", enabled=True))
-    assert sorted(jobs) == [("all", None), ("psse", "tiny")]
+    assert sorted(jobs) == and_report([("all", None), ("psse", "tiny")])
     # disabled again: the clusters of every kept pair
     jobs = dry_run_with(run, with_override(TINY, "tiny.psse", "psse", enabled=False))
-    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.psse")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.psse")])
     jobs = dry_run_with(run, with_override(TINY, "tiny.psse.strict", "psse", alpha=0.01))
-    assert sorted(jobs) == [("all", None), ("cluster_greedy", "tiny.psse.strict"),
-                            ("psse", "tiny.psse.strict")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.psse.strict"),
+                            ("psse", "tiny.psse.strict")])
     assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", threads=1)) == []
 
 
 def test_cluster_param_change_reruns_only_cluster(run):
     jobs = dry_run_with(run, with_override(TINY, "tiny", "cluster", cutoff=0.02))
-    assert sorted(jobs) == [("all", None), ("cluster", "tiny")]
+    assert sorted(jobs) == and_report([("all", None), ("cluster", "tiny")])
 
 
 def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_path):
@@ -579,7 +591,7 @@ def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_pa
     jobs = planned_jobs(snakemake(work, "--dry-run", "--cores", "2"))
     assert {dataset for _, dataset in jobs} == {"spaced", None}
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster", "distance", "filter", "ingest"]
+        "all", "binning", "cluster", "distance", "filter", "ingest", "report"]
     snakemake(work, "--cores", "2")
     # same reads as `tiny`, so the same uniques and clusters
     for name in ("ingest/{}/unique.fasta", "cluster/{}/otus.list"):
@@ -596,7 +608,7 @@ def test_default_config_plans_the_whole_example(tmp_path):
     workdir = copy_workflow(tmp_path / "default")
     jobs = planned_jobs(snakemake(workdir, "--dry-run", "--cores", "2"))
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster_greedy", "distance", "filter", "ingest", "simulate"]
+        "all", "binning", "cluster_greedy", "distance", "filter", "ingest", "report", "simulate"]
     assert {dataset for _, dataset in jobs} == {"example", None}
 
 

@@ -10,17 +10,17 @@ rule cluster:
         table="results/cluster/{dataset}/otus.otu_table.tsv",
         biom="results/cluster/{dataset}/otus.otu_table.biom",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
-    wildcard_constraints:
-        dataset=datasets_regex(HIERARCHICAL),
-    params:
-        prefix=cluster_prefix,
-        options=cluster_options,
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
         "results/benchmarks/cluster/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=datasets_regex(HIERARCHICAL),
     conda:
         "../../envs/seqpairs.yaml"
+    params:
+        prefix=cluster_prefix,
+        options=cluster_options,
     shell:
         "seqpairs cluster -i {input.distances:q} {params.options:q}"
         " --fasta {input.unique:q} --abundance {input.abundance:q}"
@@ -40,17 +40,17 @@ rule cluster_greedy:
         table="results/cluster/{dataset}/otus.otu_table.tsv",
         biom="results/cluster/{dataset}/otus.otu_table.biom",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
-    wildcard_constraints:
-        dataset=datasets_regex(GREEDY),
-    params:
-        prefix=cluster_prefix,
-        options=cluster_greedy_options,
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
         "results/benchmarks/cluster/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=datasets_regex(GREEDY),
     conda:
         "../../envs/seqpairs.yaml"
+    params:
+        prefix=cluster_prefix,
+        options=cluster_greedy_options,
     shell:
         "seqpairs cluster --linkage greedy {params.options:q} --pairs {input.pairs:q}"
         " --fasta {input.unique:q} --abundance {input.abundance:q}"

@@ -55,7 +55,10 @@ def check_dataset(dataset, params):
             f"config: datasets.{dataset}: cluster.weighted is for cluster.linkage "
             f"average only (linkage is {cluster['linkage']})."
         )
-    if cluster["linkage"] == "complete" and cluster["cutoff"] > distance["max_distance"]:
+    if (
+        cluster["linkage"] == "complete"
+        and cluster["cutoff"] > distance["max_distance"]
+    ):
         raise WorkflowError(
             f"config: datasets.{dataset}: cluster.cutoff ({cluster['cutoff']}) is larger "
             f"than distance.max_distance ({distance['max_distance']}); pairs beyond "
@@ -378,7 +381,50 @@ def cluster_prefix(wildcards, output):
     return output.membership.removesuffix(".membership.tsv")
 
 
+# --- report ---------------------------------------------------------------------------
+
+
+def report_psse(wildcards):
+    """The PSSE table when the dataset runs PSSE, else nothing."""
+    if stage(wildcards, "psse")["enabled"]:
+        return f"results/psse/{wildcards.dataset}/psse.tsv"
+    return []
+
+
+def report_options(wildcards, input):
+    distance = stage(wildcards, "distance")
+    gpus = 0 if distance["backend"] == "cpu" else distance["tasks"]
+    options = option_list(
+        [
+            ("--shards", distance["shards"]),
+            ("--distance-backend", distance["backend"]),
+            ("--gpus", gpus),
+        ]
+    )
+    return options + (["--psse", input.psse] if input.psse else [])
+
+
+def report_figure(name, title):
+    return report(
+        f"results/report/{{dataset}}/{name}",
+        caption=f"../report/{name.split('.')[0]}.rst",
+        category="Overview",
+        subcategory="{dataset}",
+        labels={"dataset": "{dataset}", "figure": title},
+    )
+
+
 # --- targets --------------------------------------------------------------------------
+
+
+# seqpairs report's files for each dataset (rule report, workflow/rules/report.smk)
+REPORT_FILES = (
+    "lengths.png",
+    "distances.png",
+    "funnel.png",
+    "clusters.png",
+    "summary.tsv",
+)
 
 
 def dataset_targets(dataset):
@@ -395,7 +441,7 @@ def dataset_targets(dataset):
         targets.append(f"results/distance/{dataset}/seqdist.txt")
     if "condensed" in exports:
         targets.append(f"results/distance/{dataset}/condensed.npy")
-    outputs = ["membership.tsv", "otu_table.tsv", "centroids.fasta"]
+    outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "centroids.fasta"]
     if p["cluster"]["linkage"] != "greedy":
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
@@ -404,6 +450,7 @@ def dataset_targets(dataset):
             f"results/psse/{dataset}/{name}"
             for name in ("psse.tsv", "plots/histograms.png", "plots/qq.png")
         ]
+    targets += [f"results/report/{dataset}/{name}" for name in REPORT_FILES]
     return targets
 
 

@@ -5,27 +5,26 @@ rule distance:
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
         edges="results/distance/{dataset}/edges.npz",
-    wildcard_constraints:
-        dataset=datasets_regex(UNSHARDED),
-    params:
-        options=distance_options,
-        # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
-        launcher=distance_launcher,
-    threads: distance_threads
-    resources:
-        tasks=distance_tasks,
-        mpi=distance_mpi,
     log:
         "logs/distance/{dataset}/distance.log",
     benchmark:
         "results/benchmarks/distance/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=datasets_regex(UNSHARDED),
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: distance_threads
+    resources:
+        tasks=distance_tasks,
+        mpi=distance_mpi,
+    params:
+        options=distance_options,
+        # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
+        launcher=distance_launcher,
     shell:
         "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
         " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
         " --edges {output.edges:q} > {log:q} 2>&1"
-
 
 
 # distance.shards > 1 (see common.smk): scatter the tiles over `shards` jobs, each
@@ -41,24 +40,24 @@ rule distance_shard:
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
         edges=temp("results/distance/{dataset}/shards/{shard}-of-{shards}.npz"),
-    wildcard_constraints:
-        dataset=datasets_regex(SHARDED),
-        shard=r"\d+",
-        shards=r"\d+",
-    params:
-        options=distance_options,
-        shard="{shard}/{shards}",
-        launcher=distance_launcher,
-    threads: distance_threads
-    resources:
-        tasks=distance_tasks,
-        mpi=distance_mpi,
     log:
         "logs/distance/{dataset}/shard-{shard}-of-{shards}.log",
     benchmark:
         "results/benchmarks/distance_shard/{dataset}/{shard}-of-{shards}.tsv"
+    wildcard_constraints:
+        dataset=datasets_regex(SHARDED),
+        shard=r"\d+",
+        shards=r"\d+",
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: distance_threads
+    resources:
+        tasks=distance_tasks,
+        mpi=distance_mpi,
+    params:
+        options=distance_options,
+        shard="{shard}/{shards}",
+        launcher=distance_launcher,
     shell:
         "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
         " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
@@ -70,16 +69,17 @@ rule distance_merge:
         shards=distance_shards,
     output:
         edges="results/distance/{dataset}/edges.npz",
-    wildcard_constraints:
-        dataset=datasets_regex(SHARDED),
     log:
         "logs/distance/{dataset}/merge.log",
     benchmark:
         "results/benchmarks/distance_merge/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=datasets_regex(SHARDED),
     conda:
         "../../envs/seqpairs.yaml"
     shell:
         "seqpairs merge -i {input.shards:q} --edges {output.edges:q} > {log:q} 2>&1"
+
 
 rule distance_seqdist:
     input:
@@ -88,15 +88,15 @@ rule distance_seqdist:
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
         seqdist="results/distance/{dataset}/seqdist.txt",
-    params:
-        options=export_options,
-    threads: distance_threads
     log:
         "logs/distance/{dataset}/seqdist.log",
     benchmark:
         "results/benchmarks/distance_seqdist/{dataset}.tsv"
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: distance_threads
+    params:
+        options=export_options,
     shell:
         "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
         " {params.options:q} --threads {threads} --seqdist {output.seqdist:q} --ids"
@@ -110,15 +110,15 @@ rule distance_condensed:
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
         condensed="results/distance/{dataset}/condensed.npy",
-    params:
-        options=export_options,
-    threads: distance_threads
     log:
         "logs/distance/{dataset}/condensed.log",
     benchmark:
         "results/benchmarks/distance_condensed/{dataset}.tsv"
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: distance_threads
+    params:
+        options=export_options,
     shell:
         "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
         " {params.options:q} --threads {threads} --condensed {output.condensed:q}"

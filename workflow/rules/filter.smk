@@ -4,15 +4,15 @@ rule filter:
         edges="results/distance/{dataset}/edges.npz",
     output:
         kept="results/filter/{dataset}/kept.tsv",
-    params:
-        options=filter_options,
-    threads: filter_threads
     log:
         "logs/filter/{dataset}/filter.log",
     benchmark:
         "results/benchmarks/filter/{dataset}.tsv"
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: filter_threads
+    params:
+        options=filter_options,
     shell:
         "seqpairs filter -i {input.unique:q} --distances {input.edges:q}"
         " {params.options:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"

@@ -5,15 +5,15 @@ rule ingest:
         unique="results/ingest/{dataset}/unique.fasta",
         abundance="results/ingest/{dataset}/abundance.tsv",
         report="results/ingest/{dataset}/report.tsv",
-    params:
-        inputs=ingest_inputs,
-        options=ingest_options,
     log:
         "logs/ingest/{dataset}/ingest.log",
     benchmark:
         "results/benchmarks/ingest/{dataset}.tsv"
     conda:
         "../../envs/seqpairs.yaml"
+    params:
+        inputs=ingest_inputs,
+        options=ingest_options,
     shell:
         "seqpairs ingest {params.inputs:q}"
         " -o {output.unique:q} --abundance {output.abundance:q} --report {output.report:q}"

@@ -23,21 +23,21 @@ rule psse:
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "figure": "QQ plot"},
         ),
-    params:
-        options=psse_options,
-        plots=psse_plots,
-        # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
-        launcher=psse_launcher,
-    threads: psse_threads
-    resources:
-        tasks=psse_tasks,
-        mpi=psse_mpi,
     log:
         "logs/psse/{dataset}/psse.log",
     benchmark:
         "results/benchmarks/psse/{dataset}.tsv"
     conda:
-        "../../envs/seqpairs.yaml"
+        "../../envs/seqpairs-gpu.yaml"
+    threads: psse_threads
+    resources:
+        tasks=psse_tasks,
+        mpi=psse_mpi,
+    params:
+        options=psse_options,
+        plots=psse_plots,
+        # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
+        launcher=psse_launcher,
     shell:
         "{params.launcher}seqpairs psse -i {input.unique:q} --pairs {input.pairs:q}"
         " {params.options:q} --threads {threads} --plots {params.plots:q}"
