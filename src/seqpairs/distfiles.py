@@ -15,7 +15,9 @@ Pair orientation everywhere: pair (i, j) has i > j and sequence i is A (rows), a
 """
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -84,6 +86,10 @@ def write_edges(path, edges: Edges) -> None:
 
 
 def read_edges(path) -> Edges:
+    if not Path(path).is_file():
+        raise UserError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):  # np.load would read a .npy and give no columns
+        raise UserError(f"{path}: not a seqpairs edge list (not an .npz file)")
     try:
         with np.load(path, allow_pickle=False) as z:
             return Edges(
@@ -92,8 +98,6 @@ def read_edges(path) -> Edges:
                 leading=z["leading"], max_distance=float(z["max_distance"]),
                 candidate_identity=float(z["candidate_identity"]), iddef=int(z["iddef"]),
             )
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
     except (OSError, KeyError, ValueError) as exc:
         raise UserError(f"{path}: not a seqpairs edge list ({exc})") from None
 

@@ -33,13 +33,13 @@ in them); summary.tsv is not, by nature: it holds measured times.
 from __future__ import annotations
 
 import math
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .cluster import align_ids
+from .distfiles import read_edges
 from .errors import UserError
 from .outputs import atomic_open, atomic_path
 from .sequences import read_unique_fasta
@@ -94,23 +94,6 @@ def records(path) -> int:
     if row.size != 1:
         raise UserError(f"{path}: no single row `all` (not a seqpairs ingest report?)")
     return int(numbers(table, "records", path)[row[0]])
-
-
-def read_distances(path) -> tuple[int, np.ndarray, np.ndarray, float]:
-    """n, ids, distance and max_distance of an edge list.
-
-    Only these arrays are read (np.load reads an array when asked): edge lists can be
-    large, and the other columns are not needed here.
-    """
-    if not Path(path).is_file():
-        raise UserError(f"{path}: no such file")
-    if not zipfile.is_zipfile(path):  # np.load would try it as a pickle or a .npy
-        raise UserError(f"{path}: not a seqpairs edge list (not an .npz file)")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return int(z["n"]), z["ids"], z["distance"], float(z["max_distance"])
-    except (OSError, KeyError, ValueError) as exc:
-        raise UserError(f"{path}: not a seqpairs edge list ({exc})") from None
 
 
 def significant(path) -> int:
@@ -303,8 +286,9 @@ def run(args) -> None:
         raise UserError(f"{args.tiles}: tiles hold {tiled} pairs, {seqs.n} sequences have "
                         f"{pairs_total} (files of different runs?)")
     cells = int(numbers(tiles, "cells", args.tiles).sum())
-    n, ids, distance, max_distance = read_distances(args.edges)
-    if n != seqs.n or not np.array_equal(ids, np.asarray(seqs.ids)):
+    edges = read_edges(args.edges)
+    distance = edges.distance
+    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
         raise UserError(f"{args.edges}: made from other sequences than {args.unique}")
     kept = len(read_tsv(args.kept, ["query", "target"]))
     bars = funnel(pairs_total, len(distance), kept,
@@ -320,7 +304,7 @@ def run(args) -> None:
     plt = pyplot()
     out = Path(args.output)
     plot_lengths(plt, seqs.lengths, spans, args.dataset, out / "lengths.png")
-    plot_distances(plt, distance, max_distance, args.dataset, out / "distances.png")
+    plot_distances(plt, distance, edges.max_distance, args.dataset, out / "distances.png")
     plot_funnel(plt, bars, args.dataset, out / "funnel.png")
     plot_clusters(plt, reads, args.dataset, out / "clusters.png")
     with atomic_open(out / "summary.tsv") as fh:
