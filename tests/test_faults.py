@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-MPIEXEC = shutil.which("mpiexec")
+from test_mpi import MPI_ENV, MPIEXEC, under_mpi
 
 
 def family(path: Path, n: int, length: int, seed: int) -> Path:
@@ -89,11 +88,9 @@ def test_dying_mpi_rank_fails_the_job_without_output(tmp_path):
     fasta = family(tmp_path / "in.fasta", 700, 200, seed=2)
     edges = tmp_path / "edges.npz"
     marker = f"SEQPAIRS_TEST_JOB={uuid.uuid4()}"
-    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
-    env.update([marker.split("=", 1)])
+    env = dict(MPI_ENV, **dict([marker.split("=", 1)]))
     proc = subprocess.Popen(
-        [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", "2",
-         *distance_command(fasta, edges)],
+        under_mpi(distance_command(fasta, edges), 2),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     pid = None
     deadline = time.monotonic() + 120

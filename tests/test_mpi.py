@@ -40,12 +40,26 @@ def test_without_a_launcher_is_a_single_process(monkeypatch):
     assert mpi.world() == mpi.SINGLE
 
 
+# mpiexec as root (CI containers) with more ranks than cores
+MPI_ENV = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def under_mpi(cmd: list, ranks: int | None) -> list[str]:
+    """`cmd` started as `ranks` MPI ranks (as one plain process when ranks is None)."""
+    cmd = [str(word) for word in cmd]
+    if ranks is None:
+        return cmd
+    return [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
+
+
+def run_seqpairs(stage: str, args, ranks=None) -> subprocess.CompletedProcess:
+    """`python -m seqpairs -q STAGE ARGS...`, under mpiexec with `ranks`."""
+    cmd = under_mpi([sys.executable, "-m", "seqpairs", "-q", stage, *args], ranks)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=MPI_ENV)
+
+
 def run_distance(args, ranks=None):
-    cmd = [sys.executable, "-m", "seqpairs", "-q", "distance", *args]
-    if ranks:
-        cmd = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
-    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    return run_seqpairs("distance", args, ranks)
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")

@@ -1,25 +1,15 @@
 """`seqpairs psse` as an MPI program: pairs split by cost, the same bytes for any rank count."""
-import os
-import shutil
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
-MPIEXEC = shutil.which("mpiexec")
+from test_mpi import MPIEXEC, run_seqpairs
 
 pytestmark = pytest.mark.skipif(MPIEXEC is None,
                                 reason="mpiexec not found (apt-get install openmpi-bin)")
 
 
 def run_psse(args, ranks=None):
-    cmd = [sys.executable, "-m", "seqpairs", "-q", "psse", "--backend", "cpu", "--threads", "1",
-           *map(str, args)]
-    if ranks:
-        cmd = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
-    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    return run_seqpairs("psse", ["--backend", "cpu", "--threads", "1", *args], ranks)
 
 
 def test_any_rank_count_gives_the_same_bytes(tmp_path):
