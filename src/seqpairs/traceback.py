@@ -114,19 +114,32 @@ def _trace(codes, sa, la, sb, lb, moves, counts, runs):
                 j -= 1
             else:
                 i -= 1
-        if move == prev:
-            runs[n_runs - 1] += RUN_ONE
-        else:
-            runs[n_runs] = RUN_ONE + move
-            n_runs += 1
+        n_runs = add_run(runs, n_runs, move, prev)
         prev = move
         counts[COLUMNS] += 1
     # gaps before the first aligned pair (all of them when nothing was aligned)
     counts[TERMINAL_GAPS] += pending
     counts[TERMINAL_OPENINGS] += pending_runs
-    for r in range(n_runs // 2):  # written end to start; reverse in place
-        runs[r], runs[n_runs - 1 - r] = runs[n_runs - 1 - r], runs[r]
+    reverse_runs(runs, n_runs)
     return n_runs
+
+
+@njit(inline="always")
+def add_run(runs, n_runs, move, prev):
+    """Count one column of `move` into the runs (a traceback writes them end to start);
+    returns the new number of runs."""
+    if move == prev:
+        runs[n_runs - 1] += RUN_ONE
+        return n_runs
+    runs[n_runs] = RUN_ONE + move
+    return n_runs + 1
+
+
+@njit(inline="always")
+def reverse_runs(runs, n_runs):
+    """Put runs written end to start in alignment order, in place."""
+    for r in range(n_runs // 2):
+        runs[r], runs[n_runs - 1 - r] = runs[n_runs - 1 - r], runs[r]
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -186,19 +199,36 @@ def _batches(slots: np.ndarray) -> list[tuple[int, int]]:
     return [(s, e) for s, e in itertools.pairwise(bounds) if e > s]
 
 
+def batch_buffers(la, lb):
+    """Outputs of one batch of tracebacks: slot starts (la + lb run slots per pair), counts,
+    run slots, run counts, and the chunk of pairs a thread takes at a time."""
+    slots = la + lb
+    slot_starts = np.zeros(len(la) + 1, dtype=np.int64)
+    np.cumsum(slots, out=slot_starts[1:])
+    counts = np.zeros((len(la), len(COUNTS)), dtype=np.int32)
+    runs = np.empty(slot_starts[-1], dtype=np.int32)
+    n_runs = np.zeros(len(la), dtype=np.int64)
+    chunk = max(1, min(64, len(la) // (8 * numba.get_num_threads())))
+    return slot_starts, counts, runs, n_runs, chunk
+
+
+@njit(nogil=True, cache=True)
+def compact_runs(runs, slot_starts, n_runs):
+    """The runs of all pairs back to back (pair k's first n_runs[k] slots)."""
+    out = np.empty(n_runs.sum(), dtype=runs.dtype)
+    at = 0
+    for k in range(n_runs.shape[0]):
+        out[at:at + n_runs[k]] = runs[slot_starts[k]:slot_starts[k] + n_runs[k]]
+        at += n_runs[k]
+    return out
+
+
 def _trace_range(codes, offsets, pa, pb, la, lb):
     """Trace one batch; returns counts, the runs compacted, and the run count of each pair."""
-    slots = la + lb
-    slot_starts = np.zeros(len(pa) + 1, dtype=np.int64)
-    np.cumsum(slots, out=slot_starts[1:])
-    counts = np.zeros((len(pa), len(COUNTS)), dtype=np.int32)
-    runs = np.empty(slot_starts[-1], dtype=np.int32)
-    n_runs = np.zeros(len(pa), dtype=np.int64)
-    chunk = max(1, min(64, len(pa) // (8 * numba.get_num_threads())))
+    slot_starts, counts, runs, n_runs, chunk = batch_buffers(la, lb)
     _trace_batch(codes, offsets, pa, pb, SEQDIST_SUBST, slot_starts, counts, runs, n_runs,
                  int(la.max()), int(lb.max()), chunk)
-    used = np.arange(len(runs)) - np.repeat(slot_starts[:-1], slots) < np.repeat(n_runs, slots)
-    return counts, runs[used], n_runs
+    return counts, compact_runs(runs, slot_starts, n_runs), n_runs
 
 
 def trace_pairs(codes, offsets, pa, pb, threads: int | None = None) -> Alignments:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -49,6 +48,10 @@ from .traceback import (
     TLO,
     Alignments,
     _batches,
+    add_run,
+    batch_buffers,
+    compact_runs,
+    reverse_runs,
 )
 
 # A move byte: bit 0 set when H(i, j) takes E (left), else bit 1 when it takes F (up), else
@@ -245,15 +248,10 @@ def _trace(codes, sa, la, sb, lb, moves, diag_base, counts, runs):
                 j -= 1
             else:
                 i -= 1
-        if move == prev:
-            runs[n_runs - 1] += RUN_ONE
-        else:
-            runs[n_runs] = RUN_ONE + move
-            n_runs += 1
+        n_runs = add_run(runs, n_runs, move, prev)
         prev = move
         counts[COLUMNS] += 1
-    for r in range(n_runs // 2):  # written end to start; reverse in place
-        runs[r], runs[n_runs - 1 - r] = runs[n_runs - 1 - r], runs[r]
+    reverse_runs(runs, n_runs)
     # vsearch's align_trim: a leading and a trailing gap run are terminal
     trim_q_left = trim_t_left = trim_q_right = trim_t_right = 0
     first, last = runs[0], runs[n_runs - 1]
@@ -304,32 +302,15 @@ class AffineAlignments(Alignments):
 
 def _trace_range(codes, offsets, pa, pb, la, lb, scheme: AffineScheme):
     """Trace one batch; returns counts, the runs compacted, the run count and the score."""
-    slots = la + lb
-    slot_starts = np.zeros(len(pa) + 1, dtype=np.int64)
-    np.cumsum(slots, out=slot_starts[1:])
-    counts = np.zeros((len(pa), len(COUNTS)), dtype=np.int32)
-    runs = np.empty(slot_starts[-1], dtype=np.int32)
-    n_runs = np.zeros(len(pa), dtype=np.int64)
+    slot_starts, counts, runs, n_runs, chunk = batch_buffers(la, lb)
     score = np.zeros(len(pa), dtype=np.int32)
-    chunk = max(1, min(64, len(pa) // (8 * numba.get_num_threads())))
     subst = scheme.matrix()
     off_diagonal = subst[~np.eye(4, dtype=bool)]
     match_only = bool((np.diag(subst) == subst[0, 0]).all() and (off_diagonal == subst[0, 1]).all())
     _trace_batch(codes, offsets, pa, pb, subst, match_only, scheme.gap_open, scheme.gap_extend,
                  scheme.end_open, scheme.end_extend, slot_starts, counts, runs, n_runs, score,
                  int(la.max()), int(lb.max()), chunk)
-    return counts, _compact(runs, slot_starts, n_runs), n_runs, score
-
-
-@njit(nogil=True, cache=True)
-def _compact(runs, slot_starts, n_runs):
-    """The runs of all pairs back to back (pair k's first n_runs[k] slots)."""
-    out = np.empty(n_runs.sum(), dtype=runs.dtype)
-    at = 0
-    for k in range(n_runs.shape[0]):
-        out[at:at + n_runs[k]] = runs[slot_starts[k]:slot_starts[k] + n_runs[k]]
-        at += n_runs[k]
-    return out
+    return counts, compact_runs(runs, slot_starts, n_runs), n_runs, score
 
 
 def trace_pairs(codes, offsets, pa, pb, scheme: AffineScheme,
