@@ -24,9 +24,9 @@ import pytest
 import yaml
 
 from test_determinism import content
+from test_workflow import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles")
 SLURM_PROFILE = Path("profiles") / "slurm" / "config.yaml"
 REQUIRE_SLURM = os.environ.get("SEQPAIRS_REQUIRE_SLURM") == "1"
 
@@ -118,18 +118,6 @@ def partition() -> str:
     return name
 
 
-def copy_workflow(dest: Path) -> Path:
-    dest.mkdir(parents=True)
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / part)
-    (dest / "config" / "config.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
-    return dest
-
-
 def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """`python -m snakemake ARGS` in workdir, with this Python's scripts (seqpairs) on PATH."""
     env = {**os.environ, **(env or {})}
@@ -189,7 +177,7 @@ def result_files(workdir: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def local(tmp_path_factory) -> Path:
     """The local run: `snakemake --cores 2`, one process per job, no MPI."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("local") / "local")
+    workdir = copy_workflow(tmp_path_factory.mktemp("local") / "local", TINY)
     snakemake(workdir, "--cores", "2")
     return workdir
 
@@ -197,7 +185,7 @@ def local(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def on_slurm(partition, tmp_path_factory) -> tuple[Path, str]:
     """The SLURM run (workdir, Snakemake's output) with profiles/slurm."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("slurm") / "slurm")
+    workdir = copy_workflow(tmp_path_factory.mktemp("slurm") / "slurm", TINY)
     profile = yaml.safe_load((REPO / SLURM_PROFILE).read_text())
     (workdir / SLURM_PROFILE).write_text(
         yaml.safe_dump(ci_profile(profile, partition, partition_gpus(partition)),

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs")
+WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles")
 
 STRICT_ALPHA = 1e-60
 TINY = {
