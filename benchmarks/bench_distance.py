@@ -4,9 +4,11 @@
                                         [--e2e 13]
 
 For each length: a family of sequences (a random root mutated at 10%, so alignments
-take realistic paths), the GPU kernel is checked bit for bit against the CPU backend on
+take realistic paths), the GPU kernels are checked bit for bit against the CPU backend on
 a sample of pairs, then timed on about --cells cells (best of --repeats). Prints GCUPS
-and alignments per second. With --e2e N, also times `seqpairs distance` end to end on
+and alignments per second of the screen (cost, length, matches, aligned pairs: what the
+distance stage runs on every pair) and of the full kernel (all counts: what it runs on
+the pairs the screen keeps). With --e2e N, also times `seqpairs distance` end to end on
 2^N sequences of 400 bp with sparse output (--max-distance 0.3) and extrapolates to 2^18.
 --affine checks and times the integer affine kernel the same way (+2/-4, gaps 20+2,
 end gaps 2+1).
@@ -48,14 +50,18 @@ def check(seqs, rng, pairs: int = 2000) -> None:
     if not (np.array_equal(got[0].view(np.int64), want[0].view(np.int64))
             and all(np.array_equal(g, w) for g, w in zip(got[1:], want[1:]))):
         sys.exit("GPU results differ from the CPU backend")
+    screened = gpu.screener(codes, offsets)(pa, pb)
+    if not (np.array_equal(screened[0].view(np.int64), want[0].view(np.int64))
+            and all(np.array_equal(g, w) for g, w in zip(screened[1:3], want[1:3]))):
+        sys.exit("GPU screen results differ from the CPU backend")
 
 
 AFFINE = AffineScheme.dna(2, -4, 20, 2, 2, 1)
 
 
-def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP,
-                max_registers: int | None = gpu.MAX_REGISTERS, rows: int = gpu.ROWS,
-                kernel: str = "seqdist"):
+def time_kernel(seqs, rng, cells: float, repeats: int, kernel: str = "seqdist", **options):
+    """Pairs, cells and best seconds of one kernel; options (strip, rows, max_registers)
+    override its defaults."""
     codes, offsets = encode(seqs)
     lengths = np.diff(offsets)
     mean_cells = lengths.mean() ** 2
@@ -63,10 +69,11 @@ def time_kernel(seqs, rng, cells: float, repeats: int, strip: int = gpu.STRIP,
     pa, pb = rng.integers(0, len(seqs), (2, n))
     work = float((lengths[pa] * lengths[pb]).sum())
     if kernel == "affine":
-        align = gpu.affine_aligner(codes, offsets, AFFINE, strip=strip,
-                                   max_registers=max_registers)
+        options.pop("rows", None)
+        align = gpu.affine_aligner(codes, offsets, AFFINE, **options)
     else:
-        align = gpu.aligner(codes, offsets, strip=strip, rows=rows, max_registers=max_registers)
+        make = gpu.screener if kernel == "screen" else gpu.aligner
+        align = make(codes, offsets, **options)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
@@ -130,7 +137,7 @@ def main() -> None:
     parser.add_argument("--affine", action="store_true", help="also check and time the affine kernel")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
                         help="strip widths to compare at 400 bp before the table")
-    parser.add_argument("--sweep-kernel", choices=("seqdist", "affine"), default="seqdist",
+    parser.add_argument("--sweep-kernel", choices=("screen", "seqdist", "affine"), default="screen",
                         help="the kernel that --sweep compares")
     parser.add_argument("--rows", type=int, nargs="*", default=[gpu.ROWS],
                         help="rows in flight per thread for --sweep")
@@ -140,24 +147,28 @@ def main() -> None:
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    print(f"# {props['name'].decode()}, {datetime.date.today()}, SeqDist kernel, strip {gpu.STRIP}, "
-          f"rows {gpu.ROWS}, max registers {gpu.MAX_REGISTERS}")
-    print("length\tpairs\tseconds\tGCUPS\talignments_per_s")
+    print(f"# {props['name'].decode()}, {datetime.date.today()}; rows {gpu.ROWS}; strip, max "
+          f"registers: screen {gpu.SCREEN_STRIP}, {gpu.SCREEN_MAX_REGISTERS}; full SeqDist and "
+          f"affine {gpu.STRIP}, {gpu.MAX_REGISTERS}")
+    print("kernel\tlength\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
     if args.sweep:
         seqs = family(rng, 512, 400)
         for strip in args.sweep:
             for rows in args.rows:
                 for regs in args.registers:
-                    n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1, strip,
-                                                   regs or None, rows, args.sweep_kernel)
+                    n, work, seconds = time_kernel(seqs, rng, args.cells / 2, 1,
+                                                   args.sweep_kernel, strip=strip, rows=rows,
+                                                   max_registers=regs or None)
                     print(f"{args.sweep_kernel} strip {strip}, rows {rows}, registers "
                           f"{regs or 'free'}: 400 bp, {work / seconds / 1e9:.1f} GCUPS")
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)
-        n, work, seconds = time_kernel(seqs, rng, args.cells, args.repeats)
-        print(f"{length}\t{n}\t{seconds:.3f}\t{work / seconds / 1e9:.1f}\t{n / seconds:.3e}")
+        for kernel in ("screen", "seqdist"):
+            n, work, seconds = time_kernel(seqs, rng, args.cells, args.repeats, kernel=kernel)
+            print(f"{kernel}\t{length}\t{n}\t{seconds:.3f}\t{work / seconds / 1e9:.1f}\t"
+                  f"{n / seconds:.3e}")
     if args.affine:
         affine_table(args.lengths, rng, args.cells * 2, args.repeats)
     if args.e2e:

@@ -252,3 +252,63 @@ def test_shards_merge_to_the_unsharded_edge_list(tmp_path, cli):
     # a shard given twice is refused with one line
     code, _, err = cli("merge", "-i", shards[0], shards[0], "--edges", tmp_path / "x.npz")
     assert code == 2 and err.count("\n") == 1 and "overlap" in err
+
+
+def reference_screen(codes, offsets, seqs):
+    """A screen with the GPU screen's outputs from the CPU kernel and the reference traceback."""
+    def screen(pa, pb):
+        cost, length, matches, _, _ = align_pairs(codes, offsets, pa, pb)
+        cols = (reference.seqdist(seqs[x], seqs[y])[3] for x, y in zip(pa, pb))
+        pairs = np.array([sum(x != "-" != y for x, y in c) for c in cols], dtype=np.int32)
+        return cost, length, matches, pairs
+    return screen
+
+
+@pytest.mark.parametrize("iddef", [0, 1, 2, 3, 4])
+def test_screen_bound_is_above_upper_bound(iddef):
+    from seqpairs.identity import screen_bound, upper_bound
+
+    rng = np.random.default_rng(21)
+    base = random_seq(rng, 60)
+    seqs = [mutate(rng, base, 0.1) for _ in range(15)] + [random_seq(rng, 50) for _ in range(5)]
+    codes, offsets = encode(seqs)
+    pa, pb = np.tril_indices(len(seqs), -1)
+    la, lb = np.diff(offsets)[pa], np.diff(offsets)[pb]
+    cost, length, matches, pairs = reference_screen(codes, offsets, seqs)(pa, pb)
+    _, _, _, aligned, leading = align_pairs(codes, offsets, pa, pb)
+    assert np.all(pairs <= aligned) and np.all(matches <= pairs)
+    loose = screen_bound(iddef, la, lb, length, matches, pairs)
+    tight = upper_bound(iddef, la, lb, length, matches, aligned, leading)
+    assert np.all(loose >= tight)
+    assert np.mean(loose < 0.9) > 0.1 if iddef != 3 else True  # the screen drops pairs
+
+
+@pytest.mark.parametrize("options", [dict(max_distance=0.5), dict(max_distance=-np.inf, candidate_identity=0.9, iddef=2),
+                                     dict(max_distance=0.3, candidate_identity=0.8, iddef=1),
+                                     dict(max_distance=1.0, dense=True)])
+def test_screened_distance_stage_equals_the_one_pass(monkeypatch, tmp_path, options):
+    """compute() with a screen (as on the GPU) keeps exactly the pairs and columns it keeps without."""
+    from seqpairs.backends import cpu
+
+    rng = np.random.default_rng(22)
+    base = random_seq(rng, 80)
+    seqs = [mutate(rng, base, 0.08) for _ in range(25)] + [random_seq(rng, 70) for _ in range(10)]
+    seqset = read_unique_fasta(write_fasta(tmp_path / "s.fasta", seqs))
+    bins = binning.make_bins(seqset.lengths, 10)
+    tiles = binning.make_tiles(seqset.lengths, bins, 100)
+    plain, plain_dense = distance.compute(seqset, bins, tiles, **options)
+
+    class Screened:  # the CPU backend with a screen
+        def __getattr__(self, name):
+            return getattr(cpu, name)
+
+        def screener(self, codes, offsets):
+            return reference_screen(codes, offsets, list(seqset.seqs))
+
+    monkeypatch.setattr(distance, "select_backend", lambda name: Screened())
+    screened, screened_dense = distance.compute(seqset, bins, tiles, **options)
+    assert 0 < len(plain) < len(seqs) * (len(seqs) - 1) // 2
+    for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):
+        assert np.array_equal(getattr(screened, column), getattr(plain, column)), column
+    if options.get("dense"):
+        assert np.array_equal(screened_dense, plain_dense)

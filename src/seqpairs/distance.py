@@ -24,7 +24,7 @@ from .distfiles import (
     write_seqdist_text,
 )
 from .errors import UserError
-from .identity import IDDEFS, upper_bound
+from .identity import IDDEFS, screen_bound, upper_bound
 from .interop import write_mothur_column, write_phylip
 from .sequences import SequenceSet, read_unique_fasta
 
@@ -79,6 +79,19 @@ class Progress:
         return self.cells / max(time.perf_counter() - self.start, 1e-9) / 1e9
 
 
+def screener(kernels, seqs: SequenceSet, max_distance, candidate_identity, iddef):
+    """The backend's screen (backends/gpu.py) when the filter makes it pay, else None.
+
+    It pays when the filter drops most pairs: with no distance limit every pair is kept
+    and would be aligned twice, and iddef 3's bound from the screen's counts keeps nearly
+    every pair.
+    """
+    if (not hasattr(kernels, "screener") or max_distance == math.inf
+            or (candidate_identity is not None and iddef == 3)):
+        return None
+    return kernels.screener(seqs.codes, seqs.offsets)
+
+
 def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_distance=math.inf,
             candidate_identity=None, iddef=2, dense=False):
     """Distances of every pair in `tiles`. Returns (edges, dense distances or None)."""
@@ -87,25 +100,35 @@ def compute(seqs: SequenceSet, bins, tiles, *, backend="cpu", threads=None, max_
     # GPU for the GPU backend); only the kept pairs (and a dense output) reach the host.
     xp, to_host = kernels.array_module(), kernels.to_host
     align = kernels.aligner(seqs.codes, seqs.offsets, threads=threads)
+    screen = screener(kernels, seqs, max_distance, candidate_identity, iddef)
     members = [xp.asarray(m) for m in binning.bin_members(seqs.lengths, bins)]
     lengths = xp.asarray(seqs.lengths)
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
+
+    def selected(i, j, cost, counts, bound_of):
+        """The pairs the filter keeps by their distance or their identity bound."""
+        keep = cost / counts[0] <= max_distance
+        if candidate_identity is not None:
+            keep |= bound_of(iddef, lengths[i], lengths[j], *counts) >= candidate_identity
+        return keep
+
     kept = []
     progress = Progress(len(tiles), int(tiles["cells"].sum()))
     for group in batches(tiles, kernels.PAIRS_PER_BATCH):
         pairs = [binning.tile_pairs(tile, members, xp) for tile in group]
         i = xp.concatenate([p[0] for p in pairs])
         j = xp.concatenate([p[1] for p in pairs])
-        cost, length, matches, aligned, leading = align(i, j)
-        distance = cost / length
-        if dense_out is not None:
-            dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
-        keep = distance <= max_distance
-        if candidate_identity is not None:
-            bound = upper_bound(iddef, lengths[i], lengths[j], length, matches, aligned, leading)
-            keep |= bound >= candidate_identity
-        kept.append(tuple(to_host(a[keep])
-                          for a in (i, j, cost, length, matches, aligned, leading)))
+        if screen is not None:  # only the pairs the screen may keep are aligned in full
+            cost, *counts = screen(i, j)
+            if dense_out is not None:
+                dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+            may_keep = selected(i, j, cost, counts, screen_bound)
+            i, j = i[may_keep], j[may_keep]
+        cost, *counts = align(i, j)  # length, matches, aligned, leading
+        if dense_out is not None and screen is None:
+            dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+        keep = selected(i, j, cost, counts, upper_bound)
+        kept.append(tuple(to_host(a[keep]) for a in (i, j, cost, *counts)))
         progress.update(len(group), sum(int(tile.cells) for tile in group))
     cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
     edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,

@@ -55,6 +55,26 @@ def upper_bound(iddef: int, la, lb, length, matches, aligned, leading):
     raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")
 
 
+def screen_bound(iddef: int, la, lb, length, matches, pairs):
+    """Upper bound on upper_bound() from the GPU screen's counts: `pairs` (aligned pairs)
+    instead of `aligned` and `leading`.
+
+    Columns from the first to the last aligned pair hold every aligned pair, so
+    aligned >= pairs; each bound below is upper_bound's with that put in.
+    """
+    la, lb, length = _float(la), _float(lb), _float(length)
+    m, pairs = _float(matches), _float(pairs)
+    if iddef == 0:
+        return m / np.minimum(la, lb)
+    if iddef in (1, 4):  # min_columns >= length
+        return m / length
+    if iddef == 2:  # m / aligned <= m / pairs; no aligned pair at all: 0
+        return (pairs > 0) * m / np.maximum(pairs, 1)
+    if iddef == 3:  # events >= min(aligned - m, 1) >= min(pairs - m, 1)
+        return np.maximum(0.0, 1.0 - np.minimum(pairs - m, 1) / np.maximum(la, lb))
+    raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")
+
+
 def identity(iddef: int, matches, mismatches, columns, terminal_gaps, openings, la, lb) -> float:
     """Exact identity of a traced alignment (counts over its columns)."""
     if iddef == 0:

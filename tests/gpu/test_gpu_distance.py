@@ -9,6 +9,7 @@ import pytest
 from Bio.SeqIO.FastaIO import SimpleFastaParser
 from Bio.SeqIO.QualityIO import FastqGeneralIterator
 
+import reference
 from seqpairs.backends import cpu, gpu
 from seqpairs.sequences import encode
 
@@ -27,6 +28,23 @@ def compare(seqs, pa, pb, max_batch=None):
         assert np.array_equal(g, w), f"{name} differs"
 
 
+def compare_screen(seqs, pa, pb, max_batch=None, traced=200):
+    """The screen's cost and length equal the CPU's to the bit, its matches too; its aligned
+    pairs equal the reference traceback's on `traced` pairs of at most 300 x 300 bp and lie
+    between matches and the CPU's aligned columns on all."""
+    codes, offsets = encode(seqs)
+    cost, length, matches, aligned, _ = cpu.align_pairs(codes, offsets, pa, pb)
+    got = gpu.screener(codes, offsets, max_batch=max_batch)(pa, pb)
+    assert np.array_equal(got[0].view(np.int64), cost.view(np.int64)), "cost bits differ"
+    assert np.array_equal(got[1], length) and np.array_equal(got[2], matches)
+    pairs = got[3]
+    assert np.all((matches <= pairs) & (pairs <= aligned))
+    small = np.flatnonzero(np.diff(offsets)[pa] * np.diff(offsets)[pb] <= 300 * 300)
+    for k in small[:traced]:
+        cols = reference.seqdist(seqs[pa[k]], seqs[pb[k]])[3]
+        assert pairs[k] == sum(x != "-" != y for x, y in cols), k
+
+
 def random_pairs(rng, n_seqs, n_pairs):
     pa = rng.integers(0, n_seqs, n_pairs)
     pb = rng.integers(0, n_seqs, n_pairs)
@@ -43,6 +61,7 @@ def test_mixed_lengths_1_to_3000():
         seqs.append(s)
     pa, pb = random_pairs(rng, len(seqs), 4000)
     compare(seqs, pa, pb)
+    compare_screen(seqs, pa, pb)
 
 
 def test_several_launches_and_homopolymers():
@@ -50,6 +69,7 @@ def test_several_launches_and_homopolymers():
     seqs = ["".join(rng.choice(list("AT"), int(n))) for n in rng.integers(1, 300, 200)]
     pa, pb = random_pairs(rng, len(seqs), 3000)
     compare(seqs, pa, pb, max_batch=256)  # forces 12 launches
+    compare_screen(seqs, pa, pb, max_batch=256)
 
 
 @pytest.fixture
@@ -110,9 +130,15 @@ def test_real_datasets(shared_data, name):
     rng = np.random.default_rng(13)
     pa, pb = random_pairs(rng, len(seqs), 1500)
     compare(seqs, pa, pb)
+    compare_screen(seqs, pa, pb, traced=20)
 
 
-def test_distance_stage_gpu_equals_cpu(shared_data):
+@pytest.mark.parametrize("options", [
+    dict(max_distance=0.5, dense=True),  # screened
+    dict(dense=True),  # every pair kept: one pass
+    *(dict(max_distance=0.2, candidate_identity=0.95, iddef=iddef) for iddef in range(5)),
+])
+def test_distance_stage_gpu_equals_cpu(shared_data, options):
     from seqpairs import binning, distance
     from seqpairs.sequences import SequenceSet
 
@@ -121,8 +147,9 @@ def test_distance_stage_gpu_equals_cpu(shared_data):
     seqset = SequenceSet([str(k) for k in range(len(seqs))], seqs, np.ones(len(seqs)), codes, offsets)
     bins = binning.make_bins(seqset.lengths, 10)
     tiles = binning.make_tiles(seqset.lengths, bins, 5000)
-    g, gd = distance.compute(seqset, bins, tiles, backend="gpu", max_distance=0.5, dense=True)
-    c, cd = distance.compute(seqset, bins, tiles, backend="cpu", max_distance=0.5, dense=True)
-    assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
+    g, gd = distance.compute(seqset, bins, tiles, backend="gpu", **options)
+    c, cd = distance.compute(seqset, bins, tiles, backend="cpu", **options)
+    if options.get("dense"):
+        assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
     assert np.array_equal(g.i, c.i) and np.array_equal(g.j, c.j)
     assert np.array_equal(g.cost.view(np.int64), c.cost.view(np.int64))

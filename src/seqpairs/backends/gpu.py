@@ -21,12 +21,15 @@ STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on a
 ROWS = 2  # rows in flight per thread (SeqDist kernel)
 BLOCK = 128
 MAX_REGISTERS = 168  # per thread: 12 warps per SM; None: the compiler's choice
+SCREEN_STRIP, SCREEN_MAX_REGISTERS = 20, 128  # the screen's best on an H100 (RESULTS.md)
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
 # Device memory per pair besides the boundary column: pair ids and outputs.
 PAIR_BYTES = 8 + 8 + 8 + 8
-# Boundary column bytes per row: SeqDist (cost, two count words, letter); affine (H, E, counts).
+# Boundary column bytes per row: SeqDist (cost, two count words, letter), its screen (one
+# count word); affine (H, E, counts).
 SEQDIST_ROW_BYTES = 8 + 4 + 4 + 1
+SCREEN_ROW_BYTES = 8 + 4 + 1
 AFFINE_ROW_BYTES = 4 + 4 + 4
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # no valid packed counts look like this
 INT_POISON = np.int32(-(2**31))  # below any score; lengths are positive
@@ -116,19 +119,15 @@ def _launches(pa, pb, lengths, row_bytes: int, max_batch: int | None, block: int
     return [cupy.concatenate(column) for column in zip(*parts)]
 
 
-def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS, block=BLOCK,
-            max_registers=MAX_REGISTERS):
-    """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
-
-    The sequences go to the device once. Returns cost (float64) and length, matches,
-    aligned, leading (int32), like the CPU backend: as device arrays for device inputs,
-    as host arrays for host inputs. `threads` is the CPU backend's and is ignored here.
-    """
+def _seqdist_aligner(full: bool, codes, offsets, max_batch, strip, rows, block, max_registers):
+    """A function (pa, pb) -> cost and the counts that `full` selects (see seqdist.cu)."""
     import cupy
 
     check_lengths(offsets)
-    kernel = _kernel("seqdist.cu", "seqdist_pairs",
+    kernel = _kernel("seqdist.cu", "seqdist_pairs" if full else "seqdist_screen",
                      _options(strip, max_registers, f"-DROWS={rows}"))
+    row_bytes = SEQDIST_ROW_BYTES if full else SCREEN_ROW_BYTES
+    counts = unpack if full else unpack_screen
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     lengths = cupy.diff(d_offsets)
     d_subst = cupy.asarray(SEQDIST_SUBST.ravel())
@@ -137,11 +136,13 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS
         # Poisoned outputs: a pair the kernel did not write stays NaN and is caught below.
         d_cost = cupy.full(m, np.nan, dtype=cupy.float64)
         d_packed = cupy.full(m, POISON, dtype=cupy.uint64)
-        kernel(grid, block_shape, (
-            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst,
-            cupy.empty(rows_total, dtype=cupy.float64), cupy.empty(rows_total, dtype=cupy.uint32),
-            cupy.empty(rows_total, dtype=cupy.uint32), cupy.empty(rows_total, dtype=cupy.uint8),
-            d_cost, d_packed))
+        boundary = [cupy.empty(rows_total, dtype=cupy.float64),
+                    cupy.empty(rows_total, dtype=cupy.uint32)]
+        if full:
+            boundary.append(cupy.empty(rows_total, dtype=cupy.uint32))
+        boundary.append(cupy.empty(rows_total, dtype=cupy.uint8))
+        kernel(grid, block_shape, (d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst,
+                                   *boundary, d_cost, d_packed))
         return d_cost, d_packed
 
     def align(pa, pb):
@@ -151,16 +152,43 @@ def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS
         if len(pa) == 0:
             cost, packed = cupy.empty(0), cupy.empty(0, dtype=cupy.int64)
         else:
-            cost, packed = _launches(pa, pb, lengths, SEQDIST_ROW_BYTES, max_batch, block,
-                                     launch)
+            cost, packed = _launches(pa, pb, lengths, row_bytes, max_batch, block, launch)
             packed = packed.view(cupy.int64)
             unwritten = int((cupy.isnan(cost) | (packed == -1)).sum())
             if unwritten:
                 raise RuntimeError(f"GPU kernel left {unwritten} of {len(pa)} results unwritten")
-        out = (cost, *unpack(packed))
+        out = (cost, *counts(packed))
         return tuple(a.get() for a in out) if on_host else out
 
     return align
+
+
+def aligner(codes, offsets, threads=None, max_batch=None, strip=STRIP, rows=ROWS, block=BLOCK,
+            max_registers=MAX_REGISTERS):
+    """A function (pa, pb) -> SeqDist alignments of those pairs on the current GPU.
+
+    The sequences go to the device once. Returns cost (float64) and length, matches,
+    aligned, leading (int32), like the CPU backend: as device arrays for device inputs,
+    as host arrays for host inputs. `threads` is the CPU backend's and is ignored here.
+    """
+    return _seqdist_aligner(True, codes, offsets, max_batch, strip, rows, block, max_registers)
+
+
+def screener(codes, offsets, max_batch=None, strip=SCREEN_STRIP, rows=ROWS, block=BLOCK,
+             max_registers=SCREEN_MAX_REGISTERS):
+    """A function (pa, pb) -> cost (float64) and length, matches, aligned pairs (int32).
+
+    The same alignments as aligner()'s, cost and length to the last bit, at a third fewer
+    instructions per cell: it leaves out where the first and last aligned pairs are.
+    identity.screen_bound turns its counts into a bound on aligner()'s identity bounds.
+    """
+    return _seqdist_aligner(False, codes, offsets, max_batch, strip, rows, block,
+                            max_registers)
+
+
+def unpack_screen(packed):
+    """(length, matches, aligned pairs) int32 arrays from the screen's packed counts."""
+    return tuple(((packed >> shift) & 0xFFFF).astype(np.int32) for shift in (0, 16, 32))
 
 
 def affine_aligner(codes, offsets, scheme, max_batch=None, strip=STRIP, block=BLOCK,
