@@ -1,14 +1,20 @@
 // Integer global alignment with affine gaps and separate terminal-gap costs
-// (Needleman-Wunsch-Gotoh), one thread per pair: the score and the alignment length, exactly
-// as src/seqpairs/affine.py specifies and src/seqpairs/backends/cpu_affine.py computes.
+// (Needleman-Wunsch-Gotoh), one thread per pair: the best score and the length of the
+// shortest alignment with it, exactly as src/seqpairs/affine.py specifies and
+// src/seqpairs/backends/cpu_affine.py computes.
+//
+// Each state is one integer, score << SHIFT | D, D the aligned pairs of its path. A path
+// to cell (i, j) has i + j - D columns, so at equal scores the larger D is the shorter
+// alignment: the spec's order is the integers' order, every choice is a plain maximum, and
+// Hopper's DPX instructions do a cell in seven: E and F each one add-then-max after one
+// add, H one three-way max after one add, and a byte permute that turns the substitution
+// score into the diagonal step score << 16 | 1. Packed is int with SHIFT 16 when every
+// value of the launch fits a 16-bit score (gpu.py checks a bound), long long with SHIFT
+// 32 otherwise (the same code, no DPX). The length is la + lb - D at the end.
 //
 // Layout as in seqdist.cu: B's columns in vertical strips of STRIP columns kept in
-// registers while the thread walks down A's rows; the strip's last column (H, E and their
-// counts) goes to a [row][pair] boundary buffer, read one row ahead.
-//
-// Lengths are kept as the number of aligned pairs D of each state's path: a path to (i, j)
-// has i + j - D columns, so gap steps copy D and only aligned pairs add to it; the length
-// is la + lb - D at the end. D <= 16383, so H's and E's share a word in the boundary.
+// registers while the thread walks down A's rows; the strip's last column (H and E) goes
+// to a [row][pair] boundary buffer, read one row ahead.
 //
 // Substitution scores must fit int8: for each strip column the four scores of its letter
 // against A, C, T, G are packed in one word, and a cell picks its row letter's byte with
@@ -19,100 +25,98 @@
 
 typedef unsigned int u32;
 
-#define NEG (-(1 << 30))
+template <typename Packed> struct Shift;
+template <> struct Shift<int> { static constexpr int value = 16; };
+template <> struct Shift<long long> { static constexpr int value = 32; };
 
-struct Costs {  // gap costs as subtracted per step: open + extend, and extend
-    int open_ext, ext;
-};
-
-struct Boundary {  // the column left of the current strip, [row][pair]
-    int* h;
-    int* e;
-    u32* d;  // aligned pairs of H's path | of E's path << 16
-};
-
-// Selector for prmt that yields byte `a` sign-extended to 32 bits: result byte 0 is byte a,
-// bytes 1-3 replicate its sign (a selector nibble's bit 3).
-__device__ __forceinline__ u32 sign_extend_selector(int a)
+template <typename Packed>
+__device__ __forceinline__ Packed pack(long long score, int aligned_pairs)
 {
-    const u32 s = 0x8u | (u32)a;
-    return (u32)a | (s << 4) | (s << 8) | (s << 12);
+    return (Packed)(score * ((Packed)1 << Shift<Packed>::value)) + aligned_pairs;
 }
 
-// The byte of `col` that `selector` picks, sign-extended. PTX prmt rather than
-// __byte_perm, which ignores the sign-replicate bit of the selector.
-__device__ __forceinline__ int pick_score(u32 col, u32 selector)
+// max(a + b, c) and max(a, b, c): one DPX instruction each on 32 bits.
+__device__ __forceinline__ int add_max(int a, int b, int c) { return __viaddmax_s32(a, b, c); }
+__device__ __forceinline__ long long add_max(long long a, long long b, long long c)
+{
+    return max(a + b, c);
+}
+__device__ __forceinline__ int max3(int a, int b, int c) { return __vimax3_s32(a, b, c); }
+__device__ __forceinline__ long long max3(long long a, long long b, long long c)
+{
+    return max(max(a, b), c);
+}
+
+template <typename Packed>
+struct Costs {  // gap steps as subtracted, packed: open + extend, and extend
+    Packed open_ext, ext;
+};
+
+template <typename Packed>
+struct Boundary {  // the column left of the current strip, [row][pair]
+    Packed* h;
+    Packed* e;
+};
+
+// prmt selector for the diagonal step of row letter a: byte a of a column word
+// (sign-extended) as the score in the upper half, 1 aligned pair below. Selector nibbles
+// pick result bytes 0..3 from {column word bytes 0-3, 0x00000001 bytes 4-7}; bit 3 of a
+// nibble replicates the picked byte's sign.
+__device__ __forceinline__ u32 step_selector(int a)
+{
+    return 0x4u | (0x5u << 4) | ((u32)a << 8) | ((0x8u | (u32)a) << 12);
+}
+
+// The diagonal step for the row letter that `selector` encodes.
+template <typename Packed>
+__device__ __forceinline__ Packed diag_step(u32 col, u32 selector);
+
+template <>
+__device__ __forceinline__ int diag_step<int>(u32 col, u32 selector)
 {
     u32 r;
-    asm("prmt.b32 %0, %1, 0, %2;" : "=r"(r) : "r"(col), "r"(selector));
+    asm("prmt.b32 %0, %1, 1, %2;" : "=r"(r) : "r"(col), "r"(selector));
     return (int)r;
 }
 
-// Values of the cell to the left as a row walks through a strip.
-struct Left {
-    int h, e, dh, de;
-};
-
-template <bool FINAL, bool LAST_ROW>
-__device__ __forceinline__ void row(const u32 (&col)[STRIP], const bool (&last_col)[STRIP],
-                                    u32 sel_a, Costs interior, Costs end, Left& left,
-                                    int& diag_h, int& diag_dh, int (&h)[STRIP],
-                                    int (&f)[STRIP], int (&dh)[STRIP], int (&df)[STRIP])
+template <>
+__device__ __forceinline__ long long diag_step<long long>(u32 col, u32 selector)
 {
-    const Costs hz = LAST_ROW ? end : interior;
+    // the same permute gives score << 16 | 1; shift the (sign-extended) score up 16 more
+    const int half = diag_step<int>(col, selector);
+    return pack<long long>(half >> 16, 1);
+}
+
+template <typename Packed, bool FINAL, bool LAST_ROW>
+__device__ __forceinline__ void row(const u32 (&col)[STRIP], const bool (&last_col)[STRIP],
+                                    u32 selector, Costs<Packed> interior, Costs<Packed> end,
+                                    Packed& left_h, Packed& left_e, Packed diag_h,
+                                    Packed (&h)[STRIP], Packed (&f)[STRIP])
+{
+    const Costs<Packed> hz = LAST_ROW ? end : interior;
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
-        const Costs vt = (FINAL && last_col[t]) ? end : interior;
-        // E: a horizontal gap, opened from H or extended from E of the cell to the left
-        const int e_open = left.h - hz.open_ext, e_ext = left.e - hz.ext;
-        const bool e_opens = e_open > e_ext;
-        const int e = e_opens ? e_open : e_ext;
-        const int de = e_opens ? left.dh : left.de;
-        // F: a vertical gap, from the cell above
-        const int f_open = h[t] - vt.open_ext, f_ext = f[t] - vt.ext;
-        const bool f_opens = f_open > f_ext;
-        const int nf = f_opens ? f_open : f_ext;
-        const int ndf = f_opens ? dh[t] : df[t];
-        // D: the aligned pair
-        const int d = diag_h + pick_score(col[t], sel_a);
-        // H: ties prefer D, then E, then F
-        const bool take_d = d >= e && d >= nf;
-        const bool take_e = !take_d && e >= nf;
-        const int nh = take_d ? d : (take_e ? e : nf);
-        const int ndh = take_d ? diag_dh + 1 : (take_e ? de : ndf);
+        const Costs<Packed> vt = (FINAL && last_col[t]) ? end : interior;
+        const Packed e = add_max(left_h, -hz.open_ext, left_e - hz.ext);  // horizontal gap
+        const Packed nf = add_max(h[t], -vt.open_ext, f[t] - vt.ext);    // vertical gap
+        const Packed nh = max3(diag_h + diag_step<Packed>(col[t], selector), e, nf);
         diag_h = h[t];
-        diag_dh = dh[t];
-        h[t] = left.h = nh;
-        dh[t] = left.dh = ndh;
+        h[t] = left_h = nh;
         f[t] = nf;
-        df[t] = ndf;
-        left.e = e;
-        left.de = de;
+        left_e = e;
     }
 }
 
-__device__ __forceinline__ Left read_left(const Boundary& bnd, size_t at)
-{
-    const u32 d = bnd.d[at];
-    return {bnd.h[at], bnd.e[at], (int)(d & 0xFFFFu), (int)(d >> 16)};
-}
-
-__device__ __forceinline__ void write_left(const Boundary& bnd, size_t at, const Left& left)
-{
-    bnd.h[at] = left.h;
-    bnd.e[at] = left.e;
-    bnd.d[at] = (u32)left.dh | ((u32)left.de << 16);
-}
-
-template <bool FINAL>
+template <typename Packed, bool FINAL>
 __device__ __forceinline__ void strip(const unsigned char* A, const unsigned char* B, int la,
-                                      int lb, int j0, const int* s_subst, Costs interior,
-                                      Costs end, Boundary bnd, size_t stride, int* out_score,
-                                      int* out_length)
+                                      int lb, int j0, const int* s_subst,
+                                      Costs<Packed> interior, Costs<Packed> end, int end_open,
+                                      int end_extend, Packed neg, Boundary<Packed> bnd,
+                                      size_t stride, int* out_score, int* out_length)
 {
     u32 col[STRIP];
     bool last_col[STRIP];
-    int h[STRIP], f[STRIP], dh[STRIP], df[STRIP];
+    Packed h[STRIP], f[STRIP];
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
         const int j = j0 + t;
@@ -121,50 +125,53 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
                  | ((u32)(s_subst[8 + b] & 0xFF) << 16) | ((u32)(s_subst[12 + b] & 0xFF) << 24);
         last_col[t] = FINAL && j == lb;
         // row 0: a terminal gap along the top, H(0, j) = -(end_open + j end_extend)
-        h[t] = -(end.open_ext - end.ext) - j * end.ext;
-        f[t] = NEG;
-        dh[t] = df[t] = 0;
+        h[t] = pack<Packed>(-(long long)end_open - (long long)j * end_extend, 0);
+        f[t] = neg;
     }
-    int diag_h = j0 == 1 ? 0 : -(end.open_ext - end.ext) - (j0 - 1) * end.ext;
-    int diag_dh = 0;
-    Left next = read_left(bnd, stride);
+    Packed diag_h = j0 == 1 ? 0 : pack<Packed>(-(long long)end_open - (j0 - 1LL) * end_extend, 0);
+    Packed next_h = bnd.h[stride], next_e = bnd.e[stride];
     int next_a = A[0];
     for (int i = 1; i < la; i++) {
-        Left left = next;
+        Packed left_h = next_h, left_e = next_e;
         const int a = next_a;
         const size_t at = (size_t)i * stride;
-        next = read_left(bnd, at + stride);
+        next_h = bnd.h[at + stride];
+        next_e = bnd.e[at + stride];
         next_a = A[i];
-        const int boundary_h = left.h, boundary_dh = left.dh;
-        row<FINAL, false>(col, last_col, sign_extend_selector(a), interior, end, left, diag_h,
-                          diag_dh, h, f, dh, df);
-        if (!FINAL) write_left(bnd, at, left);
+        const Packed boundary_h = left_h;
+        row<Packed, FINAL, false>(col, last_col, step_selector(a), interior, end, left_h,
+                                  left_e, diag_h, h, f);
+        if (!FINAL) {
+            bnd.h[at] = left_h;
+            bnd.e[at] = left_e;
+        }
         diag_h = boundary_h;
-        diag_dh = boundary_dh;
     }
-    Left left = next;
-    row<FINAL, true>(col, last_col, sign_extend_selector(next_a), interior, end, left, diag_h,
-                     diag_dh, h, f, dh, df);
+    Packed left_h = next_h, left_e = next_e;
+    row<Packed, FINAL, true>(col, last_col, step_selector(next_a), interior, end, left_h,
+                             left_e, diag_h, h, f);
     if (FINAL) {
+        constexpr int shift = Shift<Packed>::value;
 #pragma unroll
         for (int t = 0; t < STRIP; t++) {
             if (j0 + t == lb) {
-                *out_score = h[t];
-                *out_length = la + lb - dh[t];
+                *out_score = (int)(h[t] >> shift);
+                *out_length = la + lb - (int)(h[t] & (((Packed)1 << shift) - 1));
             }
         }
     } else {
-        write_left(bnd, (size_t)la * stride, left);
+        bnd.h[(size_t)la * stride] = left_h;
+        bnd.e[(size_t)la * stride] = left_e;
     }
 }
 
-extern "C" __global__ void affine_pairs(
+template <typename Packed>
+__device__ __forceinline__ void align_pair(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
-    const int* __restrict__ subst,  // 4 x 4, codes A, C, T, G; values within int8
-    const int gap_open, const int gap_extend, const int end_open, const int end_extend,
-    int* __restrict__ bnd_h, int* __restrict__ bnd_e, u32* __restrict__ bnd_d,
-    int* __restrict__ out_score, int* __restrict__ out_length)
+    const int* __restrict__ subst, const Costs<Packed> interior, const Costs<Packed> end,
+    const int end_open, const int end_extend, const Packed neg, Packed* __restrict__ bnd_h,
+    Packed* __restrict__ bnd_e, int* __restrict__ out_score, int* __restrict__ out_length)
 {
     __shared__ int s_subst[16];
     if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
@@ -176,20 +183,52 @@ extern "C" __global__ void affine_pairs(
     const unsigned char* B = codes + offsets[y];
     const int la = (int)(offsets[x + 1] - offsets[x]);
     const int lb = (int)(offsets[y + 1] - offsets[y]);
-    const Boundary bnd = {bnd_h + k, bnd_e + k, bnd_d + k};
+    const Boundary<Packed> bnd = {bnd_h + k, bnd_e + k};
     const size_t stride = (size_t)npairs;
-    const Costs interior = {gap_open + gap_extend, gap_extend};
-    const Costs end = {end_open + end_extend, end_extend};
     // Column 0 as the first strip's boundary: a terminal gap down the left side.
     for (int i = 1; i <= la; i++) {
         const size_t at = (size_t)i * stride;
-        bnd.h[at] = -end_open - i * end_extend;
-        bnd.e[at] = NEG;
-        bnd.d[at] = 0u;
+        bnd.h[at] = pack<Packed>(-(long long)end_open - (long long)i * end_extend, 0);
+        bnd.e[at] = neg;
     }
     int j0 = 1;
     for (; j0 + STRIP <= lb; j0 += STRIP)
-        strip<false>(A, B, la, lb, j0, s_subst, interior, end, bnd, stride, nullptr, nullptr);
-    strip<true>(A, B, la, lb, j0, s_subst, interior, end, bnd, stride, out_score + k,
-                out_length + k);
+        strip<Packed, false>(A, B, la, lb, j0, s_subst, interior, end, end_open, end_extend,
+                             neg, bnd, stride, nullptr, nullptr);
+    strip<Packed, true>(A, B, la, lb, j0, s_subst, interior, end, end_open, end_extend, neg,
+                        bnd, stride, out_score + k, out_length + k);
+}
+
+// Arguments of both kernels: subst 4 x 4 (codes A, C, T, G; values within int8); the gap
+// steps packed (gpu.py): interior and terminal (open + extend) << SHIFT and
+// extend << SHIFT (they come packed so that the compiler keeps them in registers rather
+// than fold the shift into multiply-adds); end_open and end_extend as plain integers for
+// the borders; neg: the packed value of an impossible state.
+
+// Every value of the launch within a 16-bit score (gpu.py checks a bound).
+extern "C" __global__ void affine_pairs_32(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
+    const int* __restrict__ subst, const int gap_open_ext, const int gap_ext,
+    const int end_open_ext, const int end_ext, const int end_open, const int end_extend,
+    const int neg, int* __restrict__ bnd_h, int* __restrict__ bnd_e,
+    int* __restrict__ out_score, int* __restrict__ out_length)
+{
+    align_pair<int>(codes, offsets, pa, pb, npairs, subst, {gap_open_ext, gap_ext},
+                    {end_open_ext, end_ext}, end_open, end_extend, neg, bnd_h, bnd_e,
+                    out_score, out_length);
+}
+
+// Any scores of the spec (within +-2**30).
+extern "C" __global__ void affine_pairs_64(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
+    const int* __restrict__ subst, const long long gap_open_ext, const long long gap_ext,
+    const long long end_open_ext, const long long end_ext, const int end_open,
+    const int end_extend, const long long neg, long long* __restrict__ bnd_h,
+    long long* __restrict__ bnd_e, int* __restrict__ out_score, int* __restrict__ out_length)
+{
+    align_pair<long long>(codes, offsets, pa, pb, npairs, subst, {gap_open_ext, gap_ext},
+                          {end_open_ext, end_ext}, end_open, end_extend, neg, bnd_h, bnd_e,
+                          out_score, out_length);
 }

@@ -10,6 +10,11 @@ from seqpairs.affine import NEG, AffineScheme
 from seqpairs.sequences import ALPHABET
 
 
+def best(*states):
+    """The best (score, length): the highest score, then the shortest length."""
+    return max(states, key=lambda state: (state[0], -state[1]))
+
+
 def matrices(a: str, b: str, scheme: AffineScheme):
     """Full (H, LH, E, LE, F, LF) matrices for A=a (rows) and B=b (columns)."""
     la, lb = len(a), len(b)
@@ -44,29 +49,14 @@ def matrices(a: str, b: str, scheme: AffineScheme):
         for j in range(1, lb + 1):
             ov, ev = col_costs(j)
 
-            e_ext = E[i][j - 1] - eh
-            e_open = H[i][j - 1] - oh - eh
-            if e_open > e_ext:
-                E[i][j], LE[i][j] = e_open, LH[i][j - 1] + 1
-            else:
-                E[i][j], LE[i][j] = e_ext, LE[i][j - 1] + 1
-
-            f_ext = F[i - 1][j] - ev
-            f_open = H[i - 1][j] - ov - ev
-            if f_open > f_ext:
-                F[i][j], LF[i][j] = f_open, LH[i - 1][j] + 1
-            else:
-                F[i][j], LF[i][j] = f_ext, LF[i - 1][j] + 1
-
+            # values compared as (score, -length): the best score, then the shorter
+            E[i][j], LE[i][j] = best((H[i][j - 1] - oh - eh, LH[i][j - 1] + 1),
+                                     (E[i][j - 1] - eh, LE[i][j - 1] + 1))
+            F[i][j], LF[i][j] = best((H[i - 1][j] - ov - ev, LH[i - 1][j] + 1),
+                                     (F[i - 1][j] - ev, LF[i - 1][j] + 1))
             d = H[i - 1][j - 1] + subst[ALPHABET.index(a[i - 1])][ALPHABET.index(b[j - 1])]
-            ld = LH[i - 1][j - 1] + 1
-
-            if d >= E[i][j] and d >= F[i][j]:
-                H[i][j], LH[i][j] = d, ld
-            elif E[i][j] >= F[i][j]:
-                H[i][j], LH[i][j] = E[i][j], LE[i][j]
-            else:
-                H[i][j], LH[i][j] = F[i][j], LF[i][j]
+            H[i][j], LH[i][j] = best((d, LH[i - 1][j - 1] + 1), (E[i][j], LE[i][j]),
+                                     (F[i][j], LF[i][j]))
     return H, LH, E, LE, F, LF
 
 
@@ -80,7 +70,7 @@ def align(a: str, b: str, scheme: AffineScheme) -> tuple[int, int]:
 #
 # Written from vsearch's align_simd.cc (search16's ALIGNCORE and backtrack16), on the
 # AffineScheme's costs. The score is the spec's; only the choice among equal-scoring
-# paths differs from the length rules above:
+# paths differs from the shortest-length rule above:
 #   H: D unless F > D; then E if E > max(D, F): ties prefer D, then F (up), then E (left);
 #   E, F: extend only when that scores strictly more than opening from H (ties open).
 # The path is walked back from (la, lb); once it reaches row 0 or column 0 it follows that

@@ -23,10 +23,10 @@ SCHEMES = {
     "dear_ends": AffineScheme.dna(2, -4, 3, 1, end_open=8, end_extend=3),
     "free_ends": AffineScheme.dna(2, -4, 5, 2, end_open=0, end_extend=0),
     "c005": AffineScheme.dna(2, -4, 20, 2, end_open=2, end_extend=1),
-    # a mismatch scores the same as one gap each way: many ties between paths of
-    # different lengths, so lengths show the tie rules
+    # a mismatch scores the same as one gap each way: many optimal paths of different
+    # lengths, so lengths show the shortest-length rule
     "ties": AffineScheme.dna(1, -2, 0, 1),
-    # every path scores 0: the length is decided by the tie rules alone
+    # every path scores 0: the length is the shortest alignment's
     "zero": AffineScheme.dna(0, 0, 0, 0),
     # no symmetry: catches A/B swapped or a wrong letter order
     "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3), (-2, -5, -4, 4)),
@@ -112,15 +112,36 @@ def parasail():
     ("ACGTAC", "GTAC", SCHEMES["cheap_ends"], (8 - 3, 6)),
     # mismatch -4 beats two end gaps of 8 + 3 each
     ("A", "C", SCHEMES["dear_ends"], (-4, 1)),
-    # free end gaps: A- / -C scores 0 > -4; E and F tie at 0 and E wins: length 2
+    # free end gaps: A- / -C (or -A / C-) scores 0 > -3: length 2
     ("A", "C", SCHEMES["free_ends"], (0, 2)),
-    # all ties: D first, so the path is diagonal as long as it can be
+    # every path scores 0: the shortest aligns as many pairs as it can
     ("A", "AA", SCHEMES["zero"], (0, 2)),
     ("AAA", "A", SCHEMES["zero"], (0, 3)),
 ])
 def test_reference_hand_worked(a, b, scheme, expected):
     assert reference_affine.align(a, b, scheme) == expected
     check_against_reference([(a, b)], scheme)
+
+
+def every_alignment(a: str, b: str):
+    """All global alignments of a and b as lists of columns ("-" for a gap)."""
+    if not a or not b:
+        return [[(x, "-") for x in a] + [("-", y) for y in b]]
+    return ([[(a[0], b[0])] + rest for rest in every_alignment(a[1:], b[1:])]
+            + [[(a[0], "-")] + rest for rest in every_alignment(a[1:], b)]
+            + [[("-", b[0])] + rest for rest in every_alignment(a, b[1:])])
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_kernel_gives_the_best_score_and_the_shortest_of_its_alignments(name):
+    """Against brute force: every alignment of short pairs scored from its columns."""
+    scheme = SCHEMES[name]
+    pairs = random_pairs(seed=14, n=40, max_len=5)
+    got = kernel(pairs, scheme)
+    for (a, b), score, length in zip(pairs, *got):
+        scored = [(reference_affine.column_score(c, scheme), -len(c)) for c in every_alignment(a, b)]
+        best_score, shortest = max(scored)
+        assert (score, length) == (best_score, -shortest), (a, b)
 
 
 # --- the kernel against the reference ---
@@ -253,3 +274,16 @@ def test_aligner_and_empty_input():
     assert np.array_equal(score, expected[0]) and np.array_equal(length, expected[1])
     score, length = run([], [])
     assert score.shape == length.shape == (0,) and score.dtype == np.int32
+
+
+def test_gpu_packed_width():
+    """The GPU kernel packs states in 32 bits only where its bound allows (checked on the
+    GPU by tests/gpu/test_gpu_affine.py with both widths)."""
+    from seqpairs.backends.gpu import packed_width
+
+    c005 = SCHEMES["c005"]
+    assert packed_width(c005, 3000) == 32
+    assert packed_width(c005, 6000) == 64  # -(4 + 2) * 6000 is below -2**15
+    assert packed_width(AffineScheme.dna(100, -100, 50, 10), 300) == 64
+    assert packed_width(AffineScheme.dna(100, -1, 0, 1), 330) == 64  # 100 * 331 >= 2**15
+    assert packed_width(AffineScheme.dna(100, -1, 0, 1), 300) == 32

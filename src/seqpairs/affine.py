@@ -30,23 +30,25 @@ class AffineScheme:
     convention; linear gaps: open 0), with `gap_*` inside the alignment and `end_*` for
     terminal gaps. All costs are >= 0; costs and |subst| are at most MAX_COST.
 
-    A (length la >= 1) runs down the rows, B (lb >= 1) along the columns. Cell (i, j),
-    0 <= i <= la, 0 <= j <= lb, has three states, each a score and a length (alignment
-    columns of its best path): H (best), E (ends with B[j-1] against a gap, horizontal),
-    F (ends with A[i-1] against a gap, vertical).
+    A (length la >= 1) runs down the rows, B (lb >= 1) along the columns. Result of a
+    pair: the best score of a global alignment, and the length (columns) of the shortest
+    alignment with that score. Computed by Gotoh's recurrence on values (score, length)
+    ordered by score and, at equal scores, the shorter length first ("best" below); the
+    order is total and adding a step preserves it, so the recurrence yields exactly that
+    result, whatever order it compares in (no tie rule). Cell (i, j), 0 <= i <= la,
+    0 <= j <= lb, has three states: H (best), E (ends with B[j-1] against a gap,
+    horizontal), F (ends with A[i-1] against a gap, vertical).
       Gap costs: row i's horizontal (oh, eh) = (end_open, end_extend) if i in (0, la),
       else (gap_open, gap_extend); column j's vertical (ov, ev) likewise with j in (0, lb).
-      Borders: H(0,0) = 0, length 0. j >= 1: H(0,j) = E(0,j) = -(end_open + j*end_extend),
-      length j, F(0,j) = NEG (length 0). i >= 1: H(i,0) = F(i,0) = -(end_open + i*end_extend),
-      length i, E(i,0) = NEG (length 0). NEG = -(1 << 30).
-      Interior (i, j >= 1), ties extend a gap rather than open one:
-        E = H(i,j-1) - oh - eh, length LH(i,j-1) + 1  if that is > E(i,j-1) - eh,
-            else E(i,j-1) - eh, length LE(i,j-1) + 1;
-        F = H(i-1,j) - ov - ev, length LH(i-1,j) + 1  if that is > F(i-1,j) - ev,
-            else F(i-1,j) - ev, length LF(i-1,j) + 1;
-        D = H(i-1,j-1) + subst[A[i-1]][B[j-1]], length LH(i-1,j-1) + 1;
-        H = the first of D, E, F (in that order) whose score is the maximum, with its length.
-    Result of a pair: score H(la,lb) and length LH(la,lb).
+      Borders: H(0,0) = (0, 0). j >= 1: H(0,j) = E(0,j) = (-(end_open + j*end_extend), j),
+      F(0,j) = (NEG, 0). i >= 1: H(i,0) = F(i,0) = (-(end_open + i*end_extend), i),
+      E(i,0) = (NEG, 0). NEG = -(1 << 30).
+      Interior (i, j >= 1), each step adding one column:
+        E = best of H(i,j-1) - oh - eh and E(i,j-1) - eh;
+        F = best of H(i-1,j) - ov - ev and F(i-1,j) - ev;
+        D = H(i-1,j-1) + subst[A[i-1]][B[j-1]];
+        H = best of D, E, F.
+    Result: H(la,lb).
     """
 
     subst: tuple[tuple[int, ...], ...]

@@ -22,6 +22,13 @@ SCHEMES = {
     "cheap ends": AffineScheme.dna(2, -4, 20, 2, 2, 1),
     "dear ends": AffineScheme.dna(5, -4, 10, 1, 30, 3),
     "free ends": AffineScheme.dna(2, -3, 5, 2, 0, 0),
+    # many optimal paths of different lengths: the shortest-length rule decides
+    "ties": AffineScheme.dna(1, -2, 0, 1),
+    "zero": AffineScheme.dna(0, 0, 0, 0),
+    "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3),
+                                (-2, -5, -4, 4)), 4, 1, 2, 2),
+    # scores beyond 16 bits at these lengths: the 64-bit kernel
+    "wide": AffineScheme.dna(100, -100, 50, 10, 60, 20),
 }
 
 
@@ -31,6 +38,11 @@ def compare(seqs, pa, pb, scheme, max_batch=None):
     got = gpu.affine_aligner(codes, offsets, scheme, max_batch=max_batch)(pa, pb)
     assert np.array_equal(got[0], want[0]), "scores differ"
     assert np.array_equal(got[1], want[1]), "lengths differ"
+
+
+def test_both_kernel_widths_are_tested():
+    widths = {name: gpu.packed_width(scheme, 3000) for name, scheme in SCHEMES.items()}
+    assert widths["wide"] == 64 and widths["cheap ends"] == 32
 
 
 @pytest.mark.parametrize("name", list(SCHEMES))

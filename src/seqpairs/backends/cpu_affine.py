@@ -1,10 +1,8 @@
 """Numba CPU kernel of the affine global alignment (seqpairs.affine.AffineScheme), one row.
 
-Each state is packed into one int64, score << 32 | length (length < 2**15, scores within
-+-2**31), so a choice moves one register instead of two. Comparisons look at the score
-only: for packed a, b (LO = 2**32 - 1)
-    a > (b | LO)   <=>  score(a) > score(b)
-    (a | LO) >= b  <=>  score(a) >= score(b)
+Each state is packed into one int64, score << 32 - length (length < 2**15, scores within
++-2**31), so that the spec's order (the higher score, then the shorter length) is the
+order of the packed integers and every choice of the recurrence is a plain maximum.
 A gap step subtracts pack(cost, -1) (score - cost, length + 1), a diagonal step adds
 pack(subst, 1) from a per-pair profile of B. Rows of H and F are scratch arrays of lb + 1
 entries overwritten in place; E runs along the row in a scalar. Two rows go per pass, the
@@ -27,7 +25,14 @@ LO = np.int64((1 << SHIFT) - 1)
 
 @njit(inline="always")
 def _pack(score, length):
-    return (np.int64(score) << SHIFT) + length
+    return (np.int64(score) << SHIFT) - length
+
+
+@njit(inline="always")
+def _unpack(packed):
+    """(score, length) of a packed state (its length is below 2**32)."""
+    score = (packed + LO) >> SHIFT
+    return score, (score << SHIFT) - packed
 
 
 @njit(inline="always")
@@ -37,24 +42,9 @@ def _cell(diag, left, e, up, f, s, gap_h, gap_v):
     gap_h, gap_v: (open + extend, extend) steps of the row's horizontal and the column's
     vertical gaps.
     """
-    f_open = up - gap_v[0]
-    f -= gap_v[1]
-    if f_open > (f | LO):  # ties extend
-        f = f_open
-    d = diag + s
-    # D and F do not depend on the left neighbour: pick between them first, with the bar
-    # that E must pass, so that only two choices sit on the row's chain. E beats D only
-    # when strictly greater, and F when greater or equal.
-    if (d | LO) >= f:
-        x, bar = d, d | LO
-    else:
-        x, bar = f, (f | LO) - (LO + 1)
-    e_open = left - gap_h[0]
-    e -= gap_h[1]
-    if e_open > (e | LO):
-        e = e_open
-    h = e if e > bar else x
-    return h, e, f
+    f = max(up - gap_v[0], f - gap_v[1])
+    e = max(left - gap_h[0], e - gap_h[1])
+    return max(diag + s, e, f), e, f
 
 
 @njit(nogil=True, cache=True)
@@ -121,7 +111,7 @@ def align_pair(codes, sa, la, sb, lb, subst, gap_open, gap_extend, end_open, end
     if i == la:
         _one_row(h_row, f_row, lb, prof[codes[sa + i - 1]],
                  _pack(-(end_open + i * end_extend), i), gap_end, gap_in, gap_end)
-    return h_row[lb] >> SHIFT, h_row[lb] & LO
+    return _unpack(h_row[lb])
 
 
 @njit(parallel=True, nogil=True, cache=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..affine import NEG
 from ..errors import UserError
 from ..scoring import SEQDIST_SUBST
 from .cpu import check_lengths, unpack
@@ -27,10 +28,9 @@ PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this man
 # Device memory per pair besides the boundary column: pair ids and outputs.
 PAIR_BYTES = 8 + 8 + 8 + 8
 # Boundary column bytes per row: SeqDist (cost, two count words, letter), its screen (one
-# count word); affine (H, E, counts).
+# count word).
 SEQDIST_ROW_BYTES = 8 + 4 + 4 + 1
 SCREEN_ROW_BYTES = 8 + 4 + 1
-AFFINE_ROW_BYTES = 4 + 4 + 4
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # no valid packed counts look like this
 INT_POISON = np.int32(-(2**31))  # below any score; lengths are positive
 
@@ -191,33 +191,61 @@ def unpack_screen(packed):
     return tuple(((packed >> shift) & 0xFFFF).astype(np.int32) for shift in (0, 16, 32))
 
 
+def packed_width(scheme, max_len: int) -> int:
+    """32 when every value affine.cu computes for sequences up to max_len bp, and one step
+    beyond, has a score within 16 bits above the impossible state's; else 64.
+
+    A path of diagonal steps and then one gap reaches every cell, so no H is below
+    -(worst substitution + extension) * max_len - opening; E, F and the intermediate sums
+    are at most a few steps lower, and nothing is above best substitution * (max_len + 1).
+    """
+    matrix = scheme.matrix()
+    worst, best = max(0, -int(matrix.min())), max(0, int(matrix.max()))
+    opening = max(scheme.gap_open, scheme.end_open)
+    extension = max(scheme.gap_extend, scheme.end_extend)
+    lowest = -((worst + extension) * max_len + 3 * (opening + extension + worst))
+    return 32 if lowest > _neg_score_32(scheme) and best * (max_len + 1) < 2**15 else 64
+
+
+def _neg_score_32(scheme) -> int:
+    """The score of an impossible state in 16 bits: an extension below it must not wrap."""
+    return -(2**15) + max(scheme.gap_extend, scheme.end_extend) + 1
+
+
 def affine_aligner(codes, offsets, scheme, max_batch=None, strip=STRIP, block=BLOCK,
                    max_registers=MAX_REGISTERS):
     """A function (pa, pb) -> (score, length) int32 arrays under an AffineScheme, on the GPU.
 
     Same results as backends.cpu_affine. Substitution scores must fit int8 (the kernel
-    packs a column's four scores in one word).
+    packs a column's four scores in one word). States are packed in 32 bits when
+    packed_width() allows it for the longest sequence, else in 64.
     """
     import cupy
 
-    check_lengths(offsets)
+    max_len = check_lengths(offsets)
     matrix = scheme.matrix()
     if matrix.min() < -128 or matrix.max() > 127:
         raise UserError("the GPU kernel needs substitution scores between -128 and 127")
-    kernel = _kernel("affine.cu", "affine_pairs", _options(strip, max_registers))
+    width = packed_width(scheme, max_len)
+    packed = np.int32 if width == 32 else np.int64
+    shift, neg = (16, _neg_score_32(scheme)) if width == 32 else (32, NEG)
+    kernel = _kernel("affine.cu", f"affine_pairs_{width}", _options(strip, max_registers))
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     lengths = cupy.diff(d_offsets)
     d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
-    costs = tuple(np.int32(c) for c in (scheme.gap_open, scheme.gap_extend, scheme.end_open,
-                                         scheme.end_extend))
+    steps = tuple(packed(c << shift) for c in (
+        scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+        scheme.end_open + scheme.end_extend, scheme.end_extend))
+    ends = (np.int32(scheme.end_open), np.int32(scheme.end_extend), packed(neg << shift))
+    row_bytes = 2 * np.dtype(packed).itemsize  # H and E
 
     def launch(grid, block_shape, d_pa, d_pb, m, rows_total):
         d_score = cupy.full(m, INT_POISON, dtype=cupy.int32)
         d_length = cupy.full(m, INT_POISON, dtype=cupy.int32)
         kernel(grid, block_shape, (
-            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs,
-            cupy.empty(rows_total, dtype=cupy.int32), cupy.empty(rows_total, dtype=cupy.int32),
-            cupy.empty(rows_total, dtype=cupy.uint32), d_score, d_length))
+            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *steps, *ends,
+            cupy.empty(rows_total, dtype=packed), cupy.empty(rows_total, dtype=packed),
+            d_score, d_length))
         return d_score, d_length
 
     def align(pa, pb):
@@ -227,8 +255,7 @@ def affine_aligner(codes, offsets, scheme, max_batch=None, strip=STRIP, block=BL
         if len(pa) == 0:
             score = length = cupy.empty(0, dtype=cupy.int32)
         else:
-            score, length = _launches(pa, pb, lengths, AFFINE_ROW_BYTES, max_batch, block,
-                                      launch)
+            score, length = _launches(pa, pb, lengths, row_bytes, max_batch, block, launch)
             unwritten = int((length == INT_POISON).sum())
             if unwritten:
                 raise RuntimeError(f"GPU kernel left {unwritten} of {len(pa)} results unwritten")
