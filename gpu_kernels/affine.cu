@@ -13,14 +13,17 @@
 // 32 otherwise (the same code, no DPX). The length is la + lb - D at the end.
 //
 // Layout as in seqdist.cu: B's columns in vertical strips of STRIP columns kept in
-// registers while the thread walks down A's rows; the strip's last column (H and E) goes
-// to a [row][pair] boundary buffer, read one row ahead.
+// registers while the thread walks down A's rows, two rows at a time; the strip's last
+// column (H and E) goes to a [row][pair] boundary buffer, read ahead.
 //
 // Substitution scores must fit int8: for each strip column the four scores of its letter
 // against A, C, T, G are packed in one word, and a cell picks its row letter's byte with
 // one byte permute.
 #ifndef STRIP
 #define STRIP 16
+#endif
+#ifndef ROWS
+#define ROWS 2  // rows in flight per thread: 1 or 2
 #endif
 
 typedef unsigned int u32;
@@ -87,23 +90,54 @@ __device__ __forceinline__ long long diag_step<long long>(u32 col, u32 selector)
     return pack<long long>(half >> 16, 1);
 }
 
+// A row's walk through a strip: the cells to its left and up-left, its letter's selector.
+template <typename Packed>
+struct Walk {
+    Packed left_h, left_e, diag_h;
+    u32 selector;
+};
+
+// Cell (i, j0 + t) of the row that `w` walks; h[t]/f[t] hold the cell above on entry and
+// this cell on return. hz: the row's horizontal gap steps.
+template <typename Packed, bool FINAL>
+__device__ __forceinline__ void cell(int t, const u32 (&col)[STRIP],
+                                     const bool (&last_col)[STRIP], Costs<Packed> hz,
+                                     Costs<Packed> interior, Costs<Packed> end, Walk<Packed>& w,
+                                     Packed (&h)[STRIP], Packed (&f)[STRIP])
+{
+    const Costs<Packed> vt = (FINAL && last_col[t]) ? end : interior;
+    const Packed e = add_max(w.left_h, -hz.open_ext, w.left_e - hz.ext);  // horizontal gap
+    const Packed nf = add_max(h[t], -vt.open_ext, f[t] - vt.ext);        // vertical gap
+    const Packed nh = max3(w.diag_h + diag_step<Packed>(col[t], w.selector), e, nf);
+    w.diag_h = h[t];
+    h[t] = w.left_h = nh;
+    f[t] = nf;
+    w.left_e = e;
+}
+
+// One row through the strip; LAST_ROW: its horizontal gaps are terminal.
 template <typename Packed, bool FINAL, bool LAST_ROW>
 __device__ __forceinline__ void row(const u32 (&col)[STRIP], const bool (&last_col)[STRIP],
-                                    u32 selector, Costs<Packed> interior, Costs<Packed> end,
-                                    Packed& left_h, Packed& left_e, Packed diag_h,
-                                    Packed (&h)[STRIP], Packed (&f)[STRIP])
+                                    Costs<Packed> interior, Costs<Packed> end,
+                                    Walk<Packed>& w, Packed (&h)[STRIP], Packed (&f)[STRIP])
 {
-    const Costs<Packed> hz = LAST_ROW ? end : interior;
 #pragma unroll
-    for (int t = 0; t < STRIP; t++) {
-        const Costs<Packed> vt = (FINAL && last_col[t]) ? end : interior;
-        const Packed e = add_max(left_h, -hz.open_ext, left_e - hz.ext);  // horizontal gap
-        const Packed nf = add_max(h[t], -vt.open_ext, f[t] - vt.ext);    // vertical gap
-        const Packed nh = max3(diag_h + diag_step<Packed>(col[t], selector), e, nf);
-        diag_h = h[t];
-        h[t] = left_h = nh;
-        f[t] = nf;
-        left_e = e;
+    for (int t = 0; t < STRIP; t++)
+        cell<Packed, FINAL>(t, col, last_col, LAST_ROW ? end : interior, interior, end, w, h, f);
+}
+
+// Two interior rows together, the second one column behind: cells (i, t) and (i+1, t-1)
+// depend on nothing of each other, so the thread has two dependency chains to overlap.
+template <typename Packed, bool FINAL>
+__device__ __forceinline__ void two_rows(const u32 (&col)[STRIP], const bool (&last_col)[STRIP],
+                                         Costs<Packed> interior, Costs<Packed> end,
+                                         Walk<Packed>& w0, Walk<Packed>& w1,
+                                         Packed (&h)[STRIP], Packed (&f)[STRIP])
+{
+#pragma unroll
+    for (int s = 0; s <= STRIP; s++) {
+        if (s < STRIP) cell<Packed, FINAL>(s, col, last_col, interior, interior, end, w0, h, f);
+        if (s > 0) cell<Packed, FINAL>(s - 1, col, last_col, interior, interior, end, w1, h, f);
     }
 }
 
@@ -128,28 +162,42 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
         h[t] = pack<Packed>(-(long long)end_open - (long long)j * end_extend, 0);
         f[t] = neg;
     }
-    Packed diag_h = j0 == 1 ? 0 : pack<Packed>(-(long long)end_open - (j0 - 1LL) * end_extend, 0);
+    // (i-1, j0-1), the up-left cell of row i's first cell: row 0 here
+    Packed up_left = j0 == 1 ? 0 : pack<Packed>(-(long long)end_open - (j0 - 1LL) * end_extend, 0);
+    // The left boundary and A's letter are read ahead of the rows that use them.
     Packed next_h = bnd.h[stride], next_e = bnd.e[stride];
     int next_a = A[0];
-    for (int i = 1; i < la; i++) {
-        Packed left_h = next_h, left_e = next_e;
-        const int a = next_a;
-        const size_t at = (size_t)i * stride;
-        next_h = bnd.h[at + stride];
-        next_e = bnd.e[at + stride];
-        next_a = A[i];
-        const Packed boundary_h = left_h;
-        row<Packed, FINAL, false>(col, last_col, step_selector(a), interior, end, left_h,
-                                  left_e, diag_h, h, f);
+    int i = 1;
+    for (; ROWS == 2 && i + 1 < la; i += 2) {  // two rows at a time, both before the last row
+        Walk<Packed> w0 = {next_h, next_e, up_left, step_selector(next_a)};
+        const Packed h1 = bnd.h[(size_t)(i + 1) * stride], e1 = bnd.e[(size_t)(i + 1) * stride];
+        Walk<Packed> w1 = {h1, e1, next_h, step_selector(A[i])};
+        up_left = h1;
+        next_h = bnd.h[(size_t)(i + 2) * stride];
+        next_e = bnd.e[(size_t)(i + 2) * stride];
+        next_a = A[i + 1];
+        two_rows<Packed, FINAL>(col, last_col, interior, end, w0, w1, h, f);
         if (!FINAL) {
-            bnd.h[at] = left_h;
-            bnd.e[at] = left_e;
+            bnd.h[(size_t)i * stride] = w0.left_h;
+            bnd.e[(size_t)i * stride] = w0.left_e;
+            bnd.h[(size_t)(i + 1) * stride] = w1.left_h;
+            bnd.e[(size_t)(i + 1) * stride] = w1.left_e;
         }
-        diag_h = boundary_h;
     }
-    Packed left_h = next_h, left_e = next_e;
-    row<Packed, FINAL, true>(col, last_col, step_selector(next_a), interior, end, left_h,
-                             left_e, diag_h, h, f);
+    for (; i < la; i++) {  // interior rows one at a time (ROWS 1), or the one left
+        Walk<Packed> w = {next_h, next_e, up_left, step_selector(next_a)};
+        up_left = next_h;
+        next_h = bnd.h[(size_t)(i + 1) * stride];
+        next_e = bnd.e[(size_t)(i + 1) * stride];
+        next_a = A[i];
+        row<Packed, FINAL, false>(col, last_col, interior, end, w, h, f);
+        if (!FINAL) {
+            bnd.h[(size_t)i * stride] = w.left_h;
+            bnd.e[(size_t)i * stride] = w.left_e;
+        }
+    }
+    Walk<Packed> w = {next_h, next_e, up_left, step_selector(next_a)};
+    row<Packed, FINAL, true>(col, last_col, interior, end, w, h, f);
     if (FINAL) {
         constexpr int shift = Shift<Packed>::value;
 #pragma unroll
@@ -160,8 +208,8 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
             }
         }
     } else {
-        bnd.h[(size_t)la * stride] = left_h;
-        bnd.e[(size_t)la * stride] = left_e;
+        bnd.h[(size_t)la * stride] = w.left_h;
+        bnd.e[(size_t)la * stride] = w.left_e;
     }
 }
 
