@@ -13,17 +13,15 @@
 // 32 otherwise (the same code, no DPX). The length is la + lb - D at the end.
 //
 // Layout as in seqdist.cu: B's columns in vertical strips of STRIP columns kept in
-// registers while the thread walks down A's rows, two rows at a time; the strip's last
-// column (H and E) goes to a [row][pair] boundary buffer, read ahead.
+// registers while the thread walks down A's rows; the strip's last column (H and E) goes
+// to a [row][pair] boundary buffer, read one row ahead. (Two rows in flight, as in
+// seqdist.cu, measured slower here: the registers they need cost occupancy or strip width.)
 //
 // Substitution scores must fit int8: for each strip column the four scores of its letter
 // against A, C, T, G are packed in one word, and a cell picks its row letter's byte with
 // one byte permute.
 #ifndef STRIP
 #define STRIP 16
-#endif
-#ifndef ROWS
-#define ROWS 2  // rows in flight per thread: 1 or 2
 #endif
 
 typedef unsigned int u32;
@@ -126,21 +124,6 @@ __device__ __forceinline__ void row(const u32 (&col)[STRIP], const bool (&last_c
         cell<Packed, FINAL>(t, col, last_col, LAST_ROW ? end : interior, interior, end, w, h, f);
 }
 
-// Two interior rows together, the second one column behind: cells (i, t) and (i+1, t-1)
-// depend on nothing of each other, so the thread has two dependency chains to overlap.
-template <typename Packed, bool FINAL>
-__device__ __forceinline__ void two_rows(const u32 (&col)[STRIP], const bool (&last_col)[STRIP],
-                                         Costs<Packed> interior, Costs<Packed> end,
-                                         Walk<Packed>& w0, Walk<Packed>& w1,
-                                         Packed (&h)[STRIP], Packed (&f)[STRIP])
-{
-#pragma unroll
-    for (int s = 0; s <= STRIP; s++) {
-        if (s < STRIP) cell<Packed, FINAL>(s, col, last_col, interior, interior, end, w0, h, f);
-        if (s > 0) cell<Packed, FINAL>(s - 1, col, last_col, interior, interior, end, w1, h, f);
-    }
-}
-
 template <typename Packed, bool FINAL>
 __device__ __forceinline__ void strip(const unsigned char* A, const unsigned char* B, int la,
                                       int lb, int j0, const int* s_subst,
@@ -168,23 +151,7 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
     Packed next_h = bnd.h[stride], next_e = bnd.e[stride];
     int next_a = A[0];
     int i = 1;
-    for (; ROWS == 2 && i + 1 < la; i += 2) {  // two rows at a time, both before the last row
-        Walk<Packed> w0 = {next_h, next_e, up_left, step_selector(next_a)};
-        const Packed h1 = bnd.h[(size_t)(i + 1) * stride], e1 = bnd.e[(size_t)(i + 1) * stride];
-        Walk<Packed> w1 = {h1, e1, next_h, step_selector(A[i])};
-        up_left = h1;
-        next_h = bnd.h[(size_t)(i + 2) * stride];
-        next_e = bnd.e[(size_t)(i + 2) * stride];
-        next_a = A[i + 1];
-        two_rows<Packed, FINAL>(col, last_col, interior, end, w0, w1, h, f);
-        if (!FINAL) {
-            bnd.h[(size_t)i * stride] = w0.left_h;
-            bnd.e[(size_t)i * stride] = w0.left_e;
-            bnd.h[(size_t)(i + 1) * stride] = w1.left_h;
-            bnd.e[(size_t)(i + 1) * stride] = w1.left_e;
-        }
-    }
-    for (; i < la; i++) {  // interior rows one at a time (ROWS 1), or the one left
+    for (; i < la; i++) {  // the rows before the last one
         Walk<Packed> w = {next_h, next_e, up_left, step_selector(next_a)};
         up_left = next_h;
         next_h = bnd.h[(size_t)(i + 1) * stride];

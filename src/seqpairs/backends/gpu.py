@@ -22,8 +22,8 @@ STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on a
 ROWS = 2  # rows in flight per thread (SeqDist kernel)
 BLOCK = 128
 MAX_REGISTERS = 168  # per thread: 12 warps per SM; None: the compiler's choice
-SCREEN_STRIP, SCREEN_MAX_REGISTERS = 20, 128  # the screen's best on an H100 (RESULTS.md)
-AFFINE_STRIP, AFFINE_ROWS = 32, 2  # the affine kernel's best on an H100 (RESULTS.md)
+SCREEN_STRIP, SCREEN_MAX_REGISTERS = 24, 168  # the screen's best on an H100 (RESULTS.md)
+AFFINE_STRIP = 40  # the affine kernel's best on an H100, with MAX_REGISTERS (RESULTS.md)
 NAME = "gpu"
 PAIRS_PER_BATCH = 4_000_000  # tiles are grouped into launches of about this many pairs
 # Device memory per pair besides the boundary column: pair ids and outputs.
@@ -213,8 +213,8 @@ def _neg_score_32(scheme) -> int:
     return -(2**15) + max(scheme.gap_extend, scheme.end_extend) + 1
 
 
-def affine_aligner(codes, offsets, scheme, max_batch=None, strip=AFFINE_STRIP,
-                   rows=AFFINE_ROWS, block=BLOCK, max_registers=MAX_REGISTERS):
+def affine_aligner(codes, offsets, scheme, max_batch=None, strip=AFFINE_STRIP, block=BLOCK,
+                   max_registers=MAX_REGISTERS):
     """A function (pa, pb) -> (score, length) int32 arrays under an AffineScheme, on the GPU.
 
     Same results as backends.cpu_affine. Substitution scores must fit int8 (the kernel
@@ -230,8 +230,7 @@ def affine_aligner(codes, offsets, scheme, max_batch=None, strip=AFFINE_STRIP,
     width = packed_width(scheme, max_len)
     packed = np.int32 if width == 32 else np.int64
     shift, neg = (16, _neg_score_32(scheme)) if width == 32 else (32, NEG)
-    kernel = _kernel("affine.cu", f"affine_pairs_{width}",
-                     _options(strip, max_registers, f"-DROWS={rows}"))
+    kernel = _kernel("affine.cu", f"affine_pairs_{width}", _options(strip, max_registers))
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     lengths = cupy.diff(d_offsets)
     d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
