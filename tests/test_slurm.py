@@ -65,8 +65,8 @@ TINY = {
     },
 }
 RULES = {
-    "simulate", "ingest", "binning", "distance", "distance_condensed", "distance_seqdist",
-    "filter", "cluster", "cluster_greedy", "report",
+    "simulate", "ingest", "binning", "distance", "distance_export", "filter", "cluster",
+    "cluster_greedy", "report",
 }
 
 
@@ -212,7 +212,7 @@ def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
     assert profile["set-resources"]["distance_shard"] == distance  # each shard: the same job
     # CPU rules are plain jobs
     assert set(profile["set-resources"]) == {"distance", "distance_shard", "psse",
-                                              "distance_seqdist", "distance_condensed"}
+                                              "distance_export"}
 
 
 def test_slurm_and_local_results_are_byte_identical(on_slurm, local):

@@ -46,13 +46,13 @@ TINY = {
             },
             "cluster": {"linkage": "greedy"},
         },
-        # average linkage reads the SeqDist text export; the condensed export on top
+        # average linkage reads the SeqDist text export; the other exports on top
         "tiny.average": {
             "samples": {
                 "s1": "resources/simulated/sample1.fastq.gz",
                 "s2": "resources/simulated/sample2.fastq.gz",
             },
-            "distance": {"exports": ["condensed"]},
+            "distance": {"exports": ["condensed", "phylip", "mothur"]},
             "cluster": {"linkage": "average", "weighted": True},
         },
         # as `tiny`, the edge list as 3 shard jobs and a merge
@@ -72,6 +72,15 @@ TINY = {
                 "s2": "resources/simulated/sample2.fastq.gz",
             },
             "psse": {"enabled": True},
+            "cluster": {"linkage": "greedy"},
+        },
+        # the filter as vsearch --allpairs_global: every pair, no edge list
+        "tiny.vsearch": {
+            "samples": {
+                "s1": "resources/simulated/sample1.fastq.gz",
+                "s2": "resources/simulated/sample2.fastq.gz",
+            },
+            "filter": {"scoring": "vsearch"},
             "cluster": {"linkage": "greedy"},
         },
         # an alpha amid those p-values: some kept pairs are not significant and must not
@@ -268,10 +277,31 @@ def test_full_matrix_exports_agree_with_the_edge_list(run):
     assert len(text) == n * (n - 1) // 2
     square = squareform(np.load(results(run, "distance", "tiny.average") / "condensed.npy"))
     with np.load(results(run, "distance", "tiny.average") / "edges.npz") as z:
-        i, j, d = z["i"], z["j"], z["distance"]
+        i, j, d, max_distance = z["i"], z["j"], z["distance"], float(z["max_distance"])
     np.testing.assert_array_equal(square[i, j], d)
     np.testing.assert_allclose(text[i * (i - 1) // 2 + j], d, rtol=1e-7)
     assert (results(run, "cluster", "tiny.average") / "otus.tree").is_file()
+    # PHYLIP: N, then each sequence's row of distances to the earlier ones
+    rows = (results(run, "distance", "tiny.average") / "phylip.dist").read_text().splitlines()
+    assert int(rows[0]) == n and [r.split("\t")[0] for r in rows[1:]] == unique_ids
+    lower = [[float(x) for x in r.split("\t")[1:]] for r in rows[1:]]
+    np.testing.assert_allclose([lower[a][b] for a, b in zip(i, j)], d, rtol=1e-7)
+    assert all(len(lower[a]) == a for a in range(n))
+    # mothur: the pairs within max_distance, by id
+    column = pd.read_csv(results(run, "distance", "tiny.average") / "mothur.dist", sep="\t",
+                         header=None, names=["a", "b", "d"], dtype={"a": str, "b": str})
+    within = d <= max_distance
+    assert 0 < within.sum() == len(column)
+    ids = np.asarray(unique_ids)
+    assert set(zip(column.a, column.b)) == set(zip(ids[i[within]], ids[j[within]]))
+
+
+def test_vsearch_filter_reads_no_edge_list(run):
+    kept = pd.read_csv(results(run, "filter", "tiny.vsearch") / "kept.tsv", sep="\t")
+    assert "raw" in kept.columns and "distance" not in kept.columns and len(kept) > 0
+    # a distance setting reruns the distance stage and the report, not the filter
+    jobs = dry_run_with(run, with_override(TINY, "tiny.vsearch", "distance", max_distance=0.2))
+    assert sorted(jobs) == and_report([("all", None), ("distance", "tiny.vsearch")])
 
 
 def test_sharded_dataset_gives_the_bytes_of_the_unsharded_one(run):

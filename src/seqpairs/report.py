@@ -51,7 +51,7 @@ DISTANCE_BARS = 60
 SELF = "report"  # benchmark folder of this stage's own rule: not read
 # Rules in pipeline order for the summary; others follow by name.
 RULE_ORDER = ("ingest", "binning", "distance", "distance_shard", "distance_merge",
-              "distance_seqdist", "distance_condensed", "filter", "psse", "cluster")
+              "distance_export", "filter", "psse", "cluster")
 DISTANCE_RULES = ("distance", "distance_shard", "distance_merge")
 
 

@@ -38,14 +38,15 @@ def effective_params(dataset):
 def check_dataset(dataset, params):
     """Cross-key checks the JSON schema cannot express; raise naming the keys."""
     cluster, distance, filter_ = params["cluster"], params["distance"], params["filter"]
-    if filter_["identity"] < distance["candidate_identity"]:
+    seqdist_filter = filter_["scoring"] == "seqdist"  # it reads the edge list
+    if seqdist_filter and filter_["identity"] < distance["candidate_identity"]:
         raise WorkflowError(
             f"config: datasets.{dataset}: filter.identity ({filter_['identity']}) is below "
             f"distance.candidate_identity ({distance['candidate_identity']}); the edge list "
             "would miss pairs the filter must see. Lower distance.candidate_identity to at "
             "most filter.identity."
         )
-    if filter_["iddef"] != distance["candidate_iddef"]:
+    if seqdist_filter and filter_["iddef"] != distance["candidate_iddef"]:
         raise WorkflowError(
             f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
             f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
@@ -263,10 +264,28 @@ def distance_options(wildcards):
     )
 
 
+# distance.exports: file name of each (rule distance_export); its `seqpairs distance --format`
+# is the export's name.
+EXPORTS = {
+    "seqdist": "seqdist.txt",
+    "condensed": "condensed.npy",
+    "phylip": "phylip.dist",
+    "mothur": "mothur.dist",
+}
+
+
 def export_options(wildcards):
-    """Options of the export runs; max_distance plays no part in a full matrix."""
+    """Options of an export run: its format; max_distance only for mothur's pairs."""
     p = stage(wildcards, "distance")
-    return option_list([("--scoring", p["scoring"]), ("--backend", p["backend"])])
+    export = next(name for name, file in EXPORTS.items() if file == wildcards.export)
+    options = [
+        ("--scoring", p["scoring"]),
+        ("--backend", p["backend"]),
+        ("--format", export),
+    ]
+    if export == "mothur":
+        options.append(("--max-distance", p["max_distance"]))
+    return option_list(options) + (["--ids"] if export == "seqdist" else [])
 
 
 # --- filter ---------------------------------------------------------------------------
@@ -276,15 +295,24 @@ def filter_threads(wildcards):
     return stage(wildcards, "filter")["threads"]
 
 
+def filter_edges(wildcards):
+    """The edge list the filter reads (SeqDist scoring); vsearch scoring aligns every pair."""
+    if stage(wildcards, "filter")["scoring"] == "vsearch":
+        return []
+    return f"results/distance/{wildcards.dataset}/edges.npz"
+
+
 def filter_options(wildcards):
     p = stage(wildcards, "filter")
-    return option_list(
+    options = option_list(
         [
             ("--identity", p["identity"]),
             ("--iddef", p["iddef"]),
-            ("--scoring", stage(wildcards, "distance")["scoring"]),
+            ("--scoring", p["scoring"]),
         ]
     )
+    edges = filter_edges(wildcards)
+    return options + (["--distances", edges] if edges else [])
 
 
 # --- psse -----------------------------------------------------------------------------
@@ -436,11 +464,10 @@ def dataset_targets(dataset):
         f"results/distance/{dataset}/edges.npz",
         f"results/filter/{dataset}/kept.tsv",
     ]
-    exports = p["distance"]["exports"]
-    if "seqdist" in exports:
-        targets.append(f"results/distance/{dataset}/seqdist.txt")
-    if "condensed" in exports:
-        targets.append(f"results/distance/{dataset}/condensed.npy")
+    targets += [
+        f"results/distance/{dataset}/{EXPORTS[export]}"
+        for export in p["distance"]["exports"]
+    ]
     outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "centroids.fasta"]
     if p["cluster"]["linkage"] != "greedy":
         outputs += ["list", "otu"]

@@ -81,17 +81,21 @@ rule distance_merge:
         "seqpairs merge -i {input.shards:q} --edges {output.edges:q} > {log:q} 2>&1"
 
 
-rule distance_seqdist:
+# distance.exports (and the SeqDist text that average linkage reads): one more distance
+# run per file, in the format its name says (EXPORTS in common.smk).
+rule distance_export:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
         bins="results/binning/{dataset}/bins.tsv",
         tiles="results/binning/{dataset}/tiles.tsv",
     output:
-        seqdist="results/distance/{dataset}/seqdist.txt",
+        "results/distance/{dataset}/{export}",
     log:
-        "logs/distance/{dataset}/seqdist.log",
+        "logs/distance/{dataset}/{export}.log",
     benchmark:
-        "results/benchmarks/distance_seqdist/{dataset}.tsv"
+        "results/benchmarks/distance_export/{dataset}/{export}.tsv"
+    wildcard_constraints:
+        export="|".join(re.escape(name) for name in EXPORTS.values()),
     conda:
         "../../envs/seqpairs-gpu.yaml"
     threads: distance_threads
@@ -99,27 +103,4 @@ rule distance_seqdist:
         options=export_options,
     shell:
         "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
-        " {params.options:q} --threads {threads} --seqdist {output.seqdist:q} --ids"
-        " > {log:q} 2>&1"
-
-
-rule distance_condensed:
-    input:
-        unique="results/ingest/{dataset}/unique.fasta",
-        bins="results/binning/{dataset}/bins.tsv",
-        tiles="results/binning/{dataset}/tiles.tsv",
-    output:
-        condensed="results/distance/{dataset}/condensed.npy",
-    log:
-        "logs/distance/{dataset}/condensed.log",
-    benchmark:
-        "results/benchmarks/distance_condensed/{dataset}.tsv"
-    conda:
-        "../../envs/seqpairs-gpu.yaml"
-    threads: distance_threads
-    params:
-        options=export_options,
-    shell:
-        "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
-        " {params.options:q} --threads {threads} --condensed {output.condensed:q}"
-        " > {log:q} 2>&1"
+        " {params.options:q} --threads {threads} -o {output:q} > {log:q} 2>&1"

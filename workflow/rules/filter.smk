@@ -1,7 +1,7 @@
 rule filter:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
-        edges="results/distance/{dataset}/edges.npz",
+        edges=filter_edges,
     output:
         kept="results/filter/{dataset}/kept.tsv",
     log:
@@ -14,5 +14,5 @@ rule filter:
     params:
         options=filter_options,
     shell:
-        "seqpairs filter -i {input.unique:q} --distances {input.edges:q}"
-        " {params.options:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"
+        "seqpairs filter -i {input.unique:q} {params.options:q} --threads {threads}"
+        " -o {output.kept:q} > {log:q} 2>&1"
