@@ -188,19 +188,26 @@ def test_outputs_agree(tmp_path):
     assert 0 < len(edges) < len(text)
 
 
-def test_candidate_identity_keeps_bound_pairs(tmp_path):
-    rng = np.random.default_rng(9)
-    base = random_seq(rng, 100)
-    seqs = [mutate(rng, base, 0.05) for _ in range(20)] + [random_seq(rng, 100) for _ in range(5)]
+def family_and_strangers(tmp_path, seed, length, related, unrelated, rate, bin_width):
+    """Sequences (related mutated copies of one root, then unrelated ones) with bins and
+    tiles of 100 pairs: (SequenceSet, bins, tiles)."""
+    rng = np.random.default_rng(seed)
+    base = random_seq(rng, length)
+    seqs = ([mutate(rng, base, rate) for _ in range(related)]
+            + [random_seq(rng, length) for _ in range(unrelated)])
     seqset = read_unique_fasta(write_fasta(tmp_path / "s.fasta", seqs))
-    bins = binning.make_bins(seqset.lengths, 25)
-    tiles = binning.make_tiles(seqset.lengths, bins, 100)
+    bins = binning.make_bins(seqset.lengths, bin_width)
+    return seqset, bins, binning.make_tiles(seqset.lengths, bins, 100)
+
+
+def test_candidate_identity_keeps_bound_pairs(tmp_path):
+    seqset, bins, tiles = family_and_strangers(tmp_path, 9, 100, 20, 5, 0.05, 25)
     edges, _ = distance.compute(seqset, bins, tiles, max_distance=-np.inf,
                                 candidate_identity=0.9, iddef=2)
     # iddef 2 is exact from the counts: every kept pair has matches/aligned >= 0.9, others not
     all_edges, _ = distance.compute(seqset, bins, tiles)
     ident = all_edges.matches / all_edges.aligned
-    assert len(all_edges) == 25 * 24 // 2
+    assert len(all_edges) == seqset.n * (seqset.n - 1) // 2
     assert set(zip(edges.i, edges.j)) == set(zip(all_edges.i[ident >= 0.9], all_edges.j[ident >= 0.9]))
 
 
@@ -290,12 +297,7 @@ def test_screened_distance_stage_equals_the_one_pass(monkeypatch, tmp_path, opti
     """compute() with a screen (as on the GPU) keeps exactly the pairs and columns it keeps without."""
     from seqpairs.backends import cpu
 
-    rng = np.random.default_rng(22)
-    base = random_seq(rng, 80)
-    seqs = [mutate(rng, base, 0.08) for _ in range(25)] + [random_seq(rng, 70) for _ in range(10)]
-    seqset = read_unique_fasta(write_fasta(tmp_path / "s.fasta", seqs))
-    bins = binning.make_bins(seqset.lengths, 10)
-    tiles = binning.make_tiles(seqset.lengths, bins, 100)
+    seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
     plain, plain_dense = distance.compute(seqset, bins, tiles, **options)
 
     class Screened:  # the CPU backend with a screen
@@ -307,7 +309,7 @@ def test_screened_distance_stage_equals_the_one_pass(monkeypatch, tmp_path, opti
 
     monkeypatch.setattr(distance, "select_backend", lambda name: Screened())
     screened, screened_dense = distance.compute(seqset, bins, tiles, **options)
-    assert 0 < len(plain) < len(seqs) * (len(seqs) - 1) // 2
+    assert 0 < len(plain) < seqset.n * (seqset.n - 1) // 2
     for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):
         assert np.array_equal(getattr(screened, column), getattr(plain, column)), column
     if options.get("dense"):
