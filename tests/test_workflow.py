@@ -218,6 +218,97 @@ def test_every_target_log_and_benchmark_exists(run):
         "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv"]
 
 
+# docs/outputs.md documents every file and column of a run, with placeholders in the paths
+OUTPUTS_DOC = REPO / "docs" / "outputs.md"
+EXPORT_FILES = ("seqdist.txt", "condensed.npy", "phylip.dist", "mothur.dist")
+# stages whose log is logs/STAGE/D/STAGE.log and benchmark results/benchmarks/STAGE/D.tsv
+NAMED_STAGES = (*STAGES, "psse", "report")
+# files with one column per sample (documented as `SAMPLE`)
+PER_SAMPLE = ("results/ingest/D/abundance.tsv", "results/cluster/D/otus.otu_table.tsv")
+
+
+def outputs_reference() -> dict[str, str]:
+    """docs/outputs.md's table: each path in a row's first cell -> the whole row."""
+    rows = {}
+    for line in OUTPUTS_DOC.read_text().splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) > 1:
+            rows.update((path, line) for path in re.findall(r"`([^`]+)`", cells[0]))
+    return rows
+
+
+def documented_path(path: str) -> str:
+    """A run's file as docs/outputs.md writes it: dataset -> D, stage folder and log name
+    -> STAGE, export file name -> EXPORT, shard k of n -> K-of-N, sampleS."""
+    parts = path.split("/")
+    path = "/".join("D" if part in TINY["datasets"] else
+                    "D.tsv" if part.removesuffix(".tsv") in TINY["datasets"] else part
+                    for part in parts)
+    path = re.sub(r"\d+-of-\d+", "K-of-N", path)
+    path = re.sub(r"/sample\d+\.fastq\.gz$", "/sampleS.fastq.gz", path)
+    if path.startswith(("logs/", "results/benchmarks/")):
+        path = re.sub("|".join(map(re.escape, EXPORT_FILES)), "EXPORT", path)
+        stages = "|".join(NAMED_STAGES)
+        path = re.sub(rf"^logs/({stages})/D/\1\.log$", "logs/STAGE/D/STAGE.log", path)
+        path = re.sub(rf"^results/benchmarks/({stages})/D\.tsv$",
+                      "results/benchmarks/STAGE/D.tsv", path)
+    return path
+
+
+def run_files(run: Path) -> list[str]:
+    """Every file the run wrote under resources/, results/ and logs/, relative to it."""
+    return sorted(p.relative_to(run).as_posix() for top in ("resources", "results", "logs")
+                  for p in (run / top).rglob("*") if p.is_file())
+
+
+def test_outputs_reference_lists_every_file(run):
+    assert documented_path("results/benchmarks/distance_export/tiny.average/seqdist.txt.tsv") \
+        == "results/benchmarks/distance_export/D/EXPORT.tsv"
+    assert documented_path("logs/distance/tiny.sharded/shard-2-of-3.log") == \
+        "logs/distance/D/shard-K-of-N.log"
+    documented = outputs_reference()
+    made = {documented_path(path) for path in run_files(run)}
+    assert not made - set(documented), f"not in docs/outputs.md: {sorted(made - set(documented))}"
+    # and the table lists nothing else: the shards are temp(), deleted once merged
+    assert set(documented) - made == {"results/distance/D/shards/K-of-N.npz"}
+
+
+def test_outputs_reference_lists_every_column(run):
+    documented = outputs_reference()
+    checked = set()
+    for path in run_files(run):
+        pattern = documented_path(path)
+        if path.endswith(".tsv"):
+            columns = (run / path).read_text().splitlines()[0].split("\t")
+            if pattern in PER_SAMPLE:  # the dataset's samples, in config order
+                samples = list(TINY["datasets"][path.split("/")[2]]["samples"])
+                start = columns.index(samples[0])
+                assert columns[start:start + len(samples)] == samples, path
+                columns[start:start + len(samples)] = ["SAMPLE"]
+            if pattern == "results/report/D/summary.tsv":  # its items, as a column
+                items = pd.read_csv(run / path, sep="\t")["item"]
+                columns += [re.sub(r"^time \w+ \(s\)$", "time RULE (s)", item) for item in items]
+        elif path.endswith(".npz"):
+            with np.load(run / path, allow_pickle=False) as z:
+                columns = list(z.files)
+        else:
+            continue
+        missing = [column for column in columns if f"`{column}`" not in documented[pattern]]
+        assert not missing, f"{path}: docs/outputs.md's row {pattern} lacks {missing}"
+        checked.add(pattern)
+    assert checked == {
+        "resources/simulated/truth.tsv", "results/ingest/D/abundance.tsv",
+        "results/ingest/D/report.tsv", "results/binning/D/bins.tsv",
+        "results/binning/D/tiles.tsv", "results/distance/D/edges.npz",
+        "results/filter/D/kept.tsv", "results/psse/D/psse.tsv",
+        "results/cluster/D/otus.membership.tsv", "results/cluster/D/otus.otu_table.tsv",
+        "results/report/D/summary.tsv", "results/benchmarks/STAGE/D.tsv",
+        "results/benchmarks/distance_shard/D/K-of-N.tsv",
+        "results/benchmarks/distance_merge/D.tsv",
+        "results/benchmarks/distance_export/D/EXPORT.tsv",
+        "results/benchmarks/simulate/simulate.tsv"}
+
+
 def test_simulated_inputs(run):
     sim = run / "resources" / "simulated"
     for k in (1, 2):
