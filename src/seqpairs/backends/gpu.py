@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from pathlib import Path
+from importlib.resources import files
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from ..scoring import SEQDIST_SUBST
 from .cpu import check_lengths, unpack
 
 log = logging.getLogger("seqpairs.gpu")
-KERNEL_DIR = Path(__file__).resolve().parents[3] / "gpu_kernels"
+# gpu_kernels/ at the top of the repository, installed as this package (pyproject.toml)
+KERNELS = files("seqpairs.gpu_kernels")
 STRIP = 16  # columns per register strip, with MAX_REGISTERS: best measured on an H200 (RESULTS.md)
 ROWS = 2  # rows in flight per thread (SeqDist kernel)
 BLOCK = 128
@@ -68,7 +69,7 @@ def available() -> bool:
 def _kernel(source: str, name: str, options: tuple[str, ...]):
     import cupy
 
-    code = (KERNEL_DIR / source).read_text()
+    code = KERNELS.joinpath(source).read_text()
     return cupy.RawModule(code=code, options=("--std=c++17", *options)).get_function(name)
 
 
