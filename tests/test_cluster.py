@@ -431,7 +431,7 @@ def test_errors(tmp_path, capsys):
     columns = tmp_path / "columns.tsv"
     columns.write_text("query\ttarget\tpvalue\ns0\ts1\t0.01\n")
     assert main([*greedy, "--psse", str(columns)]) == 2
-    assert f"{columns}:1: missing column(s) significant" in one_error_line(capsys)
+    assert f"{columns}:1: no column significant in the header" in one_error_line(capsys)
     assert main([*greedy, "--psse", str(tmp_path / "absent.tsv")]) == 2
     assert "absent.tsv: no such file" in one_error_line(capsys)
     assert main(["cluster", "-i", dense, "--psse", swapped, "-o", out]) == 2

@@ -370,7 +370,7 @@ def test_shuffle_pvalues_are_uniform_under_the_true_fit():
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\nb\tc\n", [],
      "{pairs}:3: target 'c' is not in {fasta}"),
     (">a\nACGT\n>b\nACGT\n", "qry\ttarget\na\tb\n", [],
-     "{pairs}: no column query in the header (qry, target)"),
+     "{pairs}:1: no column query in the header (qry, target)"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--shuffles", "1"],
      "--shuffles must be at least 2, not 1"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--seed", "-1"],

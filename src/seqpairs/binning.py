@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import UserError
-from .outputs import atomic_open
 from .sequences import read_unique_fasta
+from .tables import write_tsv
 
 BIN_WIDTH = 25  # default bin width, bp
 TILE_PAIRS = 250_000  # default pairs per tile
@@ -95,27 +94,11 @@ def tile_pairs(tile, members, xp=np):
     return xp.maximum(x, y), xp.minimum(x, y)
 
 
-def read_table(path, columns) -> pd.DataFrame:
-    try:
-        table = pd.read_csv(path, sep="\t")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}: missing columns {', '.join(missing)}")
-    return table
-
-
-def write_table(path, table: pd.DataFrame) -> None:
-    with atomic_open(path) as fh:
-        table.to_csv(fh, sep="\t", index=False)
-
-
 def run(args) -> None:
     seqs = read_unique_fasta(args.input)
     bins = make_bins(seqs.lengths, args.bin_width)
-    write_table(args.bins, bins)
-    write_table(args.tiles, make_tiles(seqs.lengths, bins, args.tile_pairs))
+    write_tsv(args.bins, bins)
+    write_tsv(args.tiles, make_tiles(seqs.lengths, bins, args.tile_pairs))
 
 
 def register(sub) -> None:

@@ -73,6 +73,7 @@ from .errors import UserError
 from .interop import write_biom
 from .outputs import atomic_open
 from .sequences import read_unique_fasta
+from .tables import read_tsv
 
 log = logging.getLogger("seqpairs.cluster")
 
@@ -159,12 +160,7 @@ def read_distances(path: str, fmt: str) -> Distances:
 
 def read_abundance(path: str) -> pd.DataFrame:
     """abundance.tsv (`id`, samples..., `total`) indexed by id, counts as int64."""
-    try:
-        table = pd.read_csv(path, sep="\t", dtype={"id": str})
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"{path}: not a TSV table ({exc})") from None
+    table = read_tsv(path, dtype={"id": str})
     if table.columns[0] != "id" or table.columns[-1] != "total" or len(table.columns) < 3:
         raise UserError(f"{path}:1: columns must be id, one per sample, total")
     counts = table.iloc[:, 1:]
@@ -196,15 +192,7 @@ def _check_unique(source, names) -> None:
 
 def read_pairs(path: str, position: dict[str, int]):
     """The filter's kept pairs -> (query index, target index, identity in percent)."""
-    try:
-        table = pd.read_csv(path, sep="\t", dtype={"query": str, "target": str})
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"{path}: not a TSV table ({exc})") from None
-    missing = [c for c in ("query", "target", "id") if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    table = read_tsv(path, ("query", "target", "id"), dtype={"query": str, "target": str})
     ident = pd.to_numeric(table["id"], errors="coerce")
     bad = ~ident.between(0, 100)  # NaN too
     if bad.any():
@@ -230,15 +218,7 @@ def read_significant(path: str, pairs_path: str, query: list[str], target: list[
 
     The table must list the same pairs in the same order, as psse writes them for --pairs.
     """
-    try:
-        table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"{path}: not a TSV table ({exc})") from None
-    missing = [c for c in ("query", "target", "significant") if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    table = read_tsv(path, ("query", "target", "significant"), dtype=str, keep_default_na=False)
     same = "--psse must be seqpairs psse's table of the --pairs file (same pairs, same order)"
     if len(table) != len(query):
         raise UserError(f"{path}: {len(table)} pairs, but {pairs_path} has {len(query)}; {same}")

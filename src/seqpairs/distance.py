@@ -27,6 +27,7 @@ from .errors import UserError
 from .identity import IDDEFS, screen_bound, upper_bound
 from .interop import write_mothur_column, write_phylip
 from .sequences import SequenceSet, read_unique_fasta
+from .tables import read_tsv
 
 log = logging.getLogger("seqpairs.distance")
 
@@ -144,8 +145,8 @@ def load_tiles(args, seqs: SequenceSet):
     if bool(args.bins) != bool(args.tiles):
         raise UserError("--bins and --tiles go together")
     if args.tiles:
-        bins = binning.read_table(args.bins, binning.BIN_COLUMNS)
-        tiles = binning.read_table(args.tiles, binning.TILE_COLUMNS)
+        bins = read_tsv(args.bins, binning.BIN_COLUMNS)
+        tiles = read_tsv(args.tiles, binning.TILE_COLUMNS)
         if int(bins["count"].sum()) != seqs.n or int(tiles["pairs"].sum()) != seqs.n * (seqs.n - 1) // 2:
             raise UserError(f"{args.tiles}: tiles do not cover the pairs of {args.input} "
                             "(rerun `seqpairs bin` on it)")

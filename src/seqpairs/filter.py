@@ -58,9 +58,9 @@ from . import binning, distance
 from .distfiles import Edges, read_edges
 from .errors import UserError
 from .identity import IDDEFS, identity, upper_bound, vsearch_percent
-from .outputs import atomic_open
 from .scoring import AFFINE, SCHEMES
 from .sequences import SequenceSet, read_unique_fasta
+from .tables import write_tsv
 from .traceback import COUNTS, Alignments, trace_pairs
 from .traceback_affine import trace_pairs as trace_affine_pairs
 
@@ -242,17 +242,14 @@ def run(args) -> None:
     if args.scoring in AFFINE:
         table = filter_affine(seqs, AFFINE[args.scoring], args.identity, args.iddef,
                               args.threads)
-        with atomic_open(args.output) as fh:
-            table.to_csv(fh, sep="\t", index=False)
-        return
-    if args.distances:
-        edges = read_edges(args.distances)
-        check_edges(edges, seqs, args.identity, args.iddef, args.distances)
     else:
-        edges = candidate_edges(seqs, args.identity, args.iddef, args.threads, args.backend)
-    table = filter_edges(seqs, edges, args.identity, args.iddef, args.threads)
-    with atomic_open(args.output) as fh:
-        table.to_csv(fh, sep="\t", index=False)
+        if args.distances:
+            edges = read_edges(args.distances)
+            check_edges(edges, seqs, args.identity, args.iddef, args.distances)
+        else:
+            edges = candidate_edges(seqs, args.identity, args.iddef, args.threads, args.backend)
+        table = filter_edges(seqs, edges, args.identity, args.iddef, args.threads)
+    write_tsv(args.output, table)
 
 
 def register(sub) -> None:

@@ -39,6 +39,7 @@ from .errors import UserError
 from .local import LocalScheme
 from .outputs import atomic_open
 from .sequences import split_size
+from .tables import read_tsv
 
 log = logging.getLogger("seqpairs.psse")
 
@@ -94,16 +95,7 @@ def read_fasta(path: str, scheme: LocalScheme):
 
 def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
     """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
-    try:
-        table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not a TSV file ({str(exc).strip()})") from None
-    missing = [c for c in ("query", "target") if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}: no column {' or '.join(missing)} in the header "
-                        f"({', '.join(map(str, table.columns))})")
+    table = read_tsv(path, ("query", "target"), dtype=str, keep_default_na=False)
     pairs = table[["query", "target"]].copy()
     for column in ("query", "target"):
         index = pairs[column].map(ids)

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import tables
 from .cluster import align_ids
 from .distfiles import read_edges
 from .errors import UserError
@@ -58,22 +59,10 @@ DISTANCE_RULES = ("distance", "distance_shard", "distance_merge")
 # ---------------------------------------------------------------- reading inputs
 
 def read_tsv(path, columns, text=()) -> pd.DataFrame:
-    """A TSV with a header that names at least `columns`; UserError otherwise.
-
-    Columns in `text` stay strings (ids such as "007" are not numbers).
-    """
-    try:
-        table = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=["NaN"],
-                            dtype=dict.fromkeys(text, str))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (IsADirectoryError, pd.errors.EmptyDataError, pd.errors.ParserError,
-            UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not a TSV file ({str(exc).strip()})") from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}: no column {', '.join(missing)} in the header")
-    return table
+    """tables.read_tsv, reading only "NaN" as missing; columns in `text` stay strings
+    (ids such as "007" are not numbers)."""
+    return tables.read_tsv(path, columns, keep_default_na=False, na_values=["NaN"],
+                           dtype=dict.fromkeys(text, str))
 
 
 def numbers(table: pd.DataFrame, column: str, path, kind=int) -> np.ndarray:
