@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from test_determinism import content
-from test_workflow import copy_workflow
+from test_workflow import copy_workflow, two_samples
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_PROFILE = Path("profiles") / "slurm" / "config.yaml"
@@ -41,25 +41,16 @@ TINY = {
     },
     "datasets": {
         "tiny": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "distance": {"exports": ["condensed"]},
             "cluster": {"linkage": "complete"},
         },
         "tiny.greedy": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "cluster": {"linkage": "greedy"},
         },
         "tiny.average": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "cluster": {"linkage": "average"},
         },
     },

@@ -23,6 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles")
 
 STRICT_ALPHA = 1e-60
+def two_samples() -> dict[str, str]:
+    """The simulated samples every tiny dataset reads (a fresh dict each)."""
+    return {f"s{k}": f"resources/simulated/sample{k}.fastq.gz" for k in (1, 2)}
+
+
 TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
     # small tiles: several per dataset, so that every shard of tiny.sharded has some;
@@ -32,64 +37,43 @@ TINY = {
     "datasets": {
         # complete linkage (FCluster) on the edge list
         "tiny": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "cluster": {"linkage": "complete"},
         },
         # the same reads, greedy clustering of the filter's pairs
         "tiny.greedy": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "cluster": {"linkage": "greedy"},
         },
         # average linkage reads the SeqDist text export; the other exports on top
         "tiny.average": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "distance": {"exports": ["condensed", "phylip", "mothur"]},
             "cluster": {"linkage": "average", "weighted": True},
         },
         # as `tiny`, the edge list as 3 shard jobs and a merge
         "tiny.sharded": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "distance": {"shards": 3},
             "cluster": {"linkage": "complete"},
         },
         # as tiny.greedy with PSSE: every kept pair is significant at the default alpha
         # (p-values of 1e-137 to 1e-41 here), so the clusters are tiny.greedy's
         "tiny.psse": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "psse": {"enabled": True},
             "cluster": {"linkage": "greedy"},
         },
         # the filter as vsearch --allpairs_global: every pair, no edge list
         "tiny.vsearch": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "filter": {"scoring": "vsearch"},
             "cluster": {"linkage": "greedy"},
         },
         # an alpha amid those p-values: some kept pairs are not significant and must not
         # reach the clustering
         "tiny.psse.strict": {
-            "samples": {
-                "s1": "resources/simulated/sample1.fastq.gz",
-                "s2": "resources/simulated/sample2.fastq.gz",
-            },
+            "samples": two_samples(),
             "psse": {"enabled": True, "alpha": STRICT_ALPHA},
             "cluster": {"linkage": "greedy"},
         },
