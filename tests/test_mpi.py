@@ -63,16 +63,23 @@ def run_distance(args, ranks=None):
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
-def test_any_rank_count_gives_the_same_bytes(tmp_path):
-    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
-    rng = np.random.default_rng(8)
-    base = "".join(rng.choice(list("ACGT"), 90))
+def prefix_family(seed: int, n: int, length: int, shortest: int, substitutions: int):
+    """n prefixes of one random root, of lengths shortest..length, each with a few
+    substitutions: related sequences whose pairs differ in cost."""
+    rng = np.random.default_rng(seed)
+    base = "".join(rng.choice(list("ACGT"), length))
     seqs = []
-    for _ in range(70):  # a family of varied lengths, so the tiles differ in cost
-        s = list(base[: int(rng.integers(60, 91))])
-        for k in rng.integers(0, len(s), 6):
+    for _ in range(n):
+        s = list(base[: int(rng.integers(shortest, length + 1))])
+        for k in rng.integers(0, len(s), substitutions):
             s[k] = rng.choice(list("ACGT"))
         seqs.append("".join(s))
+    return seqs
+
+
+def test_any_rank_count_gives_the_same_bytes(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    seqs = prefix_family(8, 70, 90, 60, 6)  # varied lengths, so the tiles differ in cost
     fasta = tmp_path / "in.fasta"
     fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
     bins, tiles = tmp_path / "bins.tsv", tmp_path / "tiles.tsv"

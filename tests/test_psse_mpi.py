@@ -1,8 +1,7 @@
 """`seqpairs psse` as an MPI program: pairs split by cost, the same bytes for any rank count."""
-import numpy as np
 import pytest
 
-from test_mpi import MPIEXEC, run_seqpairs
+from test_mpi import MPIEXEC, prefix_family, run_seqpairs
 
 pytestmark = pytest.mark.skipif(MPIEXEC is None,
                                 reason="mpiexec not found (apt-get install openmpi-bin)")
@@ -14,14 +13,7 @@ def run_psse(args, ranks=None):
 
 def test_any_rank_count_gives_the_same_bytes(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
-    rng = np.random.default_rng(21)
-    base = "".join(rng.choice(list("ACGT"), 150))
-    seqs = []
-    for _ in range(12):  # related, of varied lengths, so the pairs differ in cost
-        s = list(base[: int(rng.integers(40, 151))])
-        for k in rng.integers(0, len(s), 10):
-            s[k] = rng.choice(list("ACGT"))
-        seqs.append("".join(s))
+    seqs = prefix_family(21, 12, 150, 40, 10)  # varied lengths, so the pairs differ in cost
     fasta = tmp_path / "in.fasta"
     fasta.write_text("".join(f">s{k};size={k + 1}\n{s}\n" for k, s in enumerate(seqs)))
     pairs = tmp_path / "pairs.tsv"
