@@ -17,8 +17,11 @@ from pathlib import Path
 import numpy as np
 from Bio import SeqIO
 
-from seqpairs import binning, distance
-from seqpairs.sequences import SequenceSet, encode
+from seqpairs import backends, scoring
+from seqpairs.formats.fasta import SequenceSet
+from seqpairs.pairs import distance
+from seqpairs.pairs import tiling as binning
+from seqpairs.scoring.alphabet import encode_all as encode
 
 
 def load(data: Path, reads: int) -> SequenceSet:
@@ -40,7 +43,9 @@ def main() -> None:
     bins = binning.make_bins(seqs.lengths, 25)
     tiles = binning.make_tiles(seqs.lengths, bins, 250_000)
     cells = int(tiles["cells"].sum())
-    distance.compute(seqs, bins, tiles.iloc[:1], threads=1)  # warm-up: load the compiled kernel
+    cpu, scheme = backends.select("cpu"), scoring.get("seqdist")
+    # warm-up: load the compiled kernel
+    distance.compute(seqs, bins, tiles.iloc[:1], backend=cpu, scheme=scheme, threads=1)
     print(f"# {platform.processor() or platform.machine()}, {args.reads} C005 reads, "
           f"{seqs.n * (seqs.n - 1) // 2} pairs, {cells:.3e} cells")
     print("threads\tseconds\tGCUPS\tGCUPS_per_core")
@@ -48,7 +53,7 @@ def main() -> None:
         best = float("inf")
         for _ in range(args.repeats):
             start = time.perf_counter()
-            distance.compute(seqs, bins, tiles, threads=threads)
+            distance.compute(seqs, bins, tiles, backend=cpu, scheme=scheme, threads=threads)
             best = min(best, time.perf_counter() - start)
         gcups = cells / best / 1e9
         print(f"{threads}\t{best:.2f}\t{gcups:.3f}\t{gcups / threads:.3f}")

@@ -25,9 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from seqpairs.affine import AffineScheme
-from seqpairs.backends import cpu, cpu_affine, gpu
-from seqpairs.sequences import encode
+from seqpairs import backends, scoring
+from seqpairs.backends.cpu import affine as cpu_affine
+from seqpairs.backends.gpu import affine as gpu_affine
+from seqpairs.backends.gpu import seqdist as gpu_seqdist
+from seqpairs.backends.gpu.kernels import VARIANTS
+from seqpairs.scoring import AffineScheme
+from seqpairs.scoring.alphabet import encode_all as encode
+
+SEQDIST = scoring.get("seqdist")
 
 
 def family(rng, n: int, length: int, rate: float = 0.1) -> list[str]:
@@ -45,12 +51,12 @@ def family(rng, n: int, length: int, rate: float = 0.1) -> list[str]:
 def check(seqs, rng, pairs: int = 2000) -> None:
     codes, offsets = encode(seqs)
     pa, pb = rng.integers(0, len(seqs), (2, pairs))
-    want = cpu.align_pairs(codes, offsets, pa, pb)
-    got = gpu.aligner(codes, offsets)(pa, pb)
+    want = backends.select("cpu").seqdist(codes, offsets, SEQDIST)(pa, pb)
+    got = gpu_seqdist.aligner(codes, offsets, SEQDIST)(pa, pb)
     if not (np.array_equal(got[0].view(np.int64), want[0].view(np.int64))
             and all(np.array_equal(g, w) for g, w in zip(got[1:], want[1:]))):
         sys.exit("GPU results differ from the CPU backend")
-    screened = gpu.screener(codes, offsets)(pa, pb)
+    screened = gpu_seqdist.screener(codes, offsets, SEQDIST)(pa, pb)
     if not (np.array_equal(screened[0].view(np.int64), want[0].view(np.int64))
             and all(np.array_equal(g, w) for g, w in zip(screened[1:3], want[1:3]))):
         sys.exit("GPU screen results differ from the CPU backend")
@@ -70,10 +76,10 @@ def time_kernel(seqs, rng, cells: float, repeats: int, kernel: str = "seqdist", 
     work = float((lengths[pa] * lengths[pb]).sum())
     if kernel == "affine":
         options.pop("rows", None)  # the affine kernel has one row in flight
-        align = gpu.affine_aligner(codes, offsets, AFFINE, **options)
+        align = gpu_affine.aligner(codes, offsets, AFFINE, **options)
     else:
-        make = gpu.screener if kernel == "screen" else gpu.aligner
-        align = make(codes, offsets, **options)
+        make = gpu_seqdist.screener if kernel == "screen" else gpu_seqdist.aligner
+        align = make(codes, offsets, SEQDIST, **options)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
     return n, work, best
@@ -93,15 +99,15 @@ def affine_table(lengths, rng, cells: float, repeats: int) -> None:
         seqs = family(rng, 512, length)
         codes, offsets = encode(seqs)
         pa, pb = rng.integers(0, len(seqs), (2, 2000))
-        want = cpu_affine.align_pairs(codes, offsets, pa, pb, scheme)
-        got = gpu.affine_aligner(codes, offsets, scheme)(pa, pb)
+        want = cpu_affine.aligner(codes, offsets, scheme)(pa, pb)
+        got = gpu_affine.aligner(codes, offsets, scheme)(pa, pb)
         if not all(np.array_equal(g, w) for g, w in zip(got, want)):
             sys.exit("GPU affine results differ from the CPU backend")
         seq_lengths = np.diff(offsets)
         n = int(cells / seq_lengths.mean() ** 2)
         pa, pb = rng.integers(0, len(seqs), (2, n))
         work = float((seq_lengths[pa] * seq_lengths[pb]).sum())
-        align = gpu.affine_aligner(codes, offsets, scheme)
+        align = gpu_affine.aligner(codes, offsets, scheme)
         align(pa[:1000], pb[:1000])
         best = min(_timed(align, pa, pb) for _ in range(repeats))
         print(f"{length}\t{n}\t{best:.3f}\t{work / best / 1e9:.1f}\t{n / best:.3e}")
@@ -139,7 +145,8 @@ def main() -> None:
                         help="strip widths to compare at 400 bp before the table")
     parser.add_argument("--sweep-kernel", choices=("screen", "seqdist", "affine"), default="screen",
                         help="the kernel that --sweep compares")
-    parser.add_argument("--rows", type=int, nargs="*", default=[gpu.ROWS],
+    parser.add_argument("--rows", type=int, nargs="*",
+                        default=[VARIANTS["seqdist_screen"].defines["ROWS"]],
                         help="rows in flight per thread for --sweep")
     parser.add_argument("--registers", type=int, nargs="*", default=[0, 128, 168],
                         help="register caps per thread for --sweep (0: the compiler's choice)")
@@ -147,9 +154,11 @@ def main() -> None:
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    print(f"# {props['name'].decode()}, {datetime.date.today()}; rows {gpu.ROWS}; strip, max "
-          f"registers: screen {gpu.SCREEN_STRIP}, {gpu.SCREEN_MAX_REGISTERS}; full SeqDist "
-          f"{gpu.STRIP}, {gpu.MAX_REGISTERS}; affine {gpu.AFFINE_STRIP}, {gpu.MAX_REGISTERS}")
+    screen, full, affine = (VARIANTS[k] for k in ("seqdist_screen", "seqdist", "affine_32"))
+    print(f"# {props['name'].decode()}, {datetime.date.today()}; rows {full.defines['ROWS']}; "
+          f"strip, max registers: screen {screen.defines['STRIP']}, {screen.max_registers}; "
+          f"full SeqDist {full.defines['STRIP']}, {full.max_registers}; "
+          f"affine {affine.defines['STRIP']}, {affine.max_registers}")
     print("kernel\tlength\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
     if args.sweep:

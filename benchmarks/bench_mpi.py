@@ -16,8 +16,11 @@ import time
 
 import numpy as np
 
-from seqpairs import binning, distance, mpi
-from seqpairs.sequences import SequenceSet, encode
+from seqpairs import backends, parallel, scoring
+from seqpairs.formats.fasta import SequenceSet
+from seqpairs.pairs import distance
+from seqpairs.pairs import tiling as binning
+from seqpairs.scoring.alphabet import encode_all as encode
 
 
 def sequences(log2n: int, sd: float, seed: int = 2026) -> SequenceSet:
@@ -43,29 +46,24 @@ def main() -> None:
     parser.add_argument("--sd", type=float, default=0.0, help="sd of the lengths (0: 400 bp)")
     parser.add_argument("--backend", default="auto")
     args = parser.parse_args()
-    w = mpi.world()
+    w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
     bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
     tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
-    mine = tiles[mpi.assign(tiles, w.size) == w.rank] if w.size > 1 else tiles
-    if w.size > 1 and args.backend != "cpu":
-        from seqpairs.backends import gpu
-
-        if gpu.available():
-            gpu.use_device(w.local_rank)
-    distance.compute(seqs, bins, mine.iloc[:1], backend=args.backend)  # warm-up, compile
-    if w.comm is not None:
-        w.comm.Barrier()
+    mine = tiles.iloc[w.share(tiles["cells"])]
+    backend = backends.select(args.backend, w.device)
+    scheme = scoring.get("seqdist")
+    distance.compute(seqs, bins, mine.iloc[:1], backend=backend, scheme=scheme)  # warm-up
+    w.barrier()
     start = time.perf_counter()
-    distance.compute(seqs, bins, mine, backend=args.backend, max_distance=0.3,
+    distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, max_distance=0.3,
                      candidate_identity=0.97)
     own = time.perf_counter() - start
-    times = w.comm.gather(own, root=0) if w.comm is not None else [own]
-    if w.comm is not None:
-        w.comm.Barrier()
+    gathered = w.gather(np.array([w.rank]), (np.array([own]),))
+    w.barrier()
     wall = time.perf_counter() - start
     if w.root:
-        times = np.array(times)
+        (times,) = gathered
         print(f"ranks {w.size}, 2^{args.log2n} sequences, length sd {args.sd}: wall {wall:.1f} s, "
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "

@@ -13,7 +13,7 @@ copy with 15% of the letters substituted (related pairs, so real alignments are 
 Schemes: dna = match 2, mismatch -3, gaps 5 + 2k; blosum62 = BLOSUM62, gaps 11 + 1k.
 GPU (default): for each scheme and length the GPU engine is first checked against the CPU
 engine on --check-pairs pairs with 64 shuffles (exit on any difference), then timed on all
-pairs: one psse_scores call (upload, kernels, download), best of --repeats.
+pairs: one local_scores call (upload, kernels, download), best of --repeats.
 GCUPS = sum over pairs of len(query) * len(target) * (shuffles + 1) / seconds / 1e9.
 CPU (--backend cpu): the Numba engine on a small problem (default 16 pairs x 63 shuffles)
 for each --threads count; prints GCUPS and GCUPS per thread.
@@ -27,13 +27,18 @@ import time
 
 import numpy as np
 
-from seqpairs.backends import cpu_local, gpu_local
-from seqpairs.local import LocalScheme
+from seqpairs.backends.cpu import local as cpu_local
+from seqpairs.backends.gpu import local as gpu_local
+from seqpairs.backends.gpu.kernels import VARIANTS
+from seqpairs.scoring import LocalScheme
 
 SCHEMES = {
     "dna": (LocalScheme.dna(2, -3, 5, 2), 4),
-    "blosum62": (LocalScheme.matrix("BLOSUM62", 11, 1), 20),
+    "blosum62": (LocalScheme.from_matrix("BLOSUM62", 11, 1), 20),
 }
+# The PSSE kernel variants (16-bit lanes with a word or an int8 profile, 32-bit lanes).
+LOCAL_VARIANTS = {"16-bit word": "local_16_word", "16-bit int8": "local_16_int8",
+                  "32-bit word": "local_32"}
 CHECK_SHUFFLES = 64
 
 
@@ -60,8 +65,8 @@ def cells(queries, targets, shuffles: int) -> float:
 
 def check(scheme, queries, targets) -> None:
     keys = np.arange(len(queries))
-    want = cpu_local.psse_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
-    got = gpu_local.psse_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
+    want = cpu_local.local_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
+    got = gpu_local.local_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
     if not all(np.array_equal(g, w) for g, w in zip(got, want)):
         sys.exit("GPU scores differ from the CPU engine")
 
@@ -78,10 +83,13 @@ def gpu_table(args, rng) -> None:
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    strips = ", ".join(f"{32 // lanes}-bit {'word' if word else 'int8'} {width}"
-                       for (lanes, word), width in gpu_local.STRIPS.items())
+    variants = {label: VARIANTS[name] for label, name in LOCAL_VARIANTS.items()}
+    strips = ", ".join(f"{label} {v.defines['STRIP']}" for label, v in variants.items())
+    blocks = {v.defines["BLOCK"] for v in variants.values()}
+    registers = {v.max_registers for v in variants.values()}
     print(f"# {props['name'].decode()}, {datetime.date.today()}, PSSE engine, strips "
-          f"({strips}), block {gpu_local.BLOCK}, max registers {gpu_local.MAX_REGISTERS}")
+          f"({strips}), block {'/'.join(map(str, sorted(blocks)))}, max registers "
+          f"{'/'.join(map(str, sorted(registers)))}")
     if args.sweep_strips:
         sweep(args, rng)
     print("scheme\tlength\tpairs\tshuffles\tkernel\tseconds\tGCUPS\talignments_per_s")
@@ -91,8 +99,8 @@ def gpu_table(args, rng) -> None:
             queries, targets = related_pairs(rng, letters, args.pairs, length)
             check(scheme, queries[:args.check_pairs], targets[:args.check_pairs])
             keys = np.arange(args.pairs)
-            seconds = timed(lambda: gpu_local.psse_scores(scheme, queries, targets, keys,
-                                                          args.shuffles, 1), args.repeats)
+            seconds = timed(lambda: gpu_local.local_scores(scheme, queries, targets, keys,
+                                                           args.shuffles, 1), args.repeats)
             work = cells(queries, targets, args.shuffles)
             print(f"{name}\t{length}\t{args.pairs}\t{args.shuffles}\t{kernel_path(scheme, length)}"
                   f"\t{seconds:.2f}\t{work / seconds / 1e9:.0f}"
@@ -113,8 +121,8 @@ def sweep(args, rng) -> None:
                 continue
             for registers in args.sweep_registers:
                 options = dict(strip=strip, max_registers=registers or None)
-                gpu_local.psse_scores(scheme, queries[:8], targets[:8], keys[:8], 8, 1, **options)
-                seconds = timed(lambda: gpu_local.psse_scores(
+                gpu_local.local_scores(scheme, queries[:8], targets[:8], keys[:8], 8, 1, **options)
+                seconds = timed(lambda: gpu_local.local_scores(
                     scheme, queries, targets, keys, args.shuffles, 1, **options), 1)
                 print(f"sweep {name} {args.lengths[0]} bp, strip {strip}, registers "
                       f"{registers or 'free'}: "
@@ -133,10 +141,10 @@ def cpu_table(args, rng) -> None:
         for length in args.lengths:
             queries, targets = related_pairs(rng, letters, args.pairs, length)
             keys = np.arange(args.pairs)
-            cpu_local.psse_scores(scheme, queries[:1], targets[:1], keys[:1], 1, 1)  # compile
+            cpu_local.local_scores(scheme, queries[:1], targets[:1], keys[:1], 1, 1)  # compile
             work = cells(queries, targets, args.shuffles)
             for threads in args.threads:
-                seconds = timed(lambda: cpu_local.psse_scores(
+                seconds = timed(lambda: cpu_local.local_scores(
                     scheme, queries, targets, keys, args.shuffles, 1, threads), args.repeats)
                 gcups = work / seconds / 1e9
                 print(f"{name}\t{length}\t{args.pairs}\t{args.shuffles}\t{threads}\t"

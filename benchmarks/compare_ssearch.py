@@ -9,7 +9,7 @@ unrelated, the others a sequence and a copy with 30-98% of its letters redrawn a
 few indels, so that p-values span from ~1 down to far below 1e-100. Both tools score
 the pair and `--shuffles` shuffles of the target and fit an extreme value distribution:
 
-  seqpairs psse   uncensored ML Gumbel fit, p = P(S >= s) at s - 1/2 (gumbel.py)
+  seqpairs psse   uncensored ML Gumbel fit, p = P(S >= s) at s - 1/2 (stats/gumbel.py)
   ssearch36       -k SHUFFLES -z 12: censored ML fit (top 5% censored) to the scores of
                   shuffled library sequences; with -Z 1 (a library of one sequence) its
                   E() is 1 - exp(-K m n e^(-lambda s)), the p-value without a correction,
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from seqpairs import gumbel
+from seqpairs.stats import gumbel
 
 ROBINSON = dict(A=78.05, C=19.25, D=53.64, E=62.95, F=38.56, G=73.77, H=21.99, I=51.42, K=57.44,
                 L=90.19, M=22.43, N=44.87, P=52.03, Q=42.64, R=51.29, S=71.20, T=58.41, V=64.41,

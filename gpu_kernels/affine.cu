@@ -1,7 +1,7 @@
 // Integer global alignment with affine gaps and separate terminal-gap costs
 // (Needleman-Wunsch-Gotoh), one thread per pair: the best score and the length of the
-// shortest alignment with it, exactly as src/seqpairs/affine.py specifies and
-// src/seqpairs/backends/cpu_affine.py computes.
+// shortest alignment with it, exactly as src/seqpairs/scoring/affine.py specifies and
+// src/seqpairs/backends/cpu/affine.py computes.
 //
 // Each state is one integer, score << SHIFT | D, D the aligned pairs of its path. A path
 // to cell (i, j) has i + j - D columns, so at equal scores the larger D is the shorter
@@ -9,7 +9,7 @@
 // Hopper's DPX instructions do a cell in seven: E and F each one add-then-max after one
 // add, H one three-way max after one add, and a byte permute that turns the substitution
 // score into the diagonal step score << 16 | 1. Packed is int with SHIFT 16 when every
-// value of the launch fits a 16-bit score (gpu.py checks a bound), long long with SHIFT
+// value of the launch fits a 16-bit score (backends/gpu/affine.py checks a bound), long long with SHIFT
 // 32 otherwise (the same code, no DPX). The length is la + lb - D at the end.
 //
 // Layout as in seqdist.cu: B's columns in vertical strips of STRIP columns kept in
@@ -18,7 +18,7 @@
 // seqdist.cu, measured slower here: the registers they need cost occupancy or strip width.)
 //
 // Substitution scores must fit int8: for each strip column the four scores of its letter
-// against A, C, T, G are packed in one word, and a cell picks its row letter's byte with
+// against the four letters (codes 0-3) are packed in one word, and a cell picks its row letter's byte with
 // one byte permute.
 #ifndef STRIP
 #define STRIP 16
@@ -214,13 +214,13 @@ __device__ __forceinline__ void align_pair(
                         bnd, stride, out_score + k, out_length + k);
 }
 
-// Arguments of both kernels: subst 4 x 4 (codes A, C, T, G; values within int8); the gap
-// steps packed (gpu.py): interior and terminal (open + extend) << SHIFT and
+// Arguments of both kernels: subst 4 x 4 (letter codes of scoring/alphabet.py; values within int8); the gap
+// steps packed (backends/gpu/affine.py): interior and terminal (open + extend) << SHIFT and
 // extend << SHIFT (they come packed so that the compiler keeps them in registers rather
 // than fold the shift into multiply-adds); end_open and end_extend as plain integers for
 // the borders; neg: the packed value of an impossible state.
 
-// Every value of the launch within a 16-bit score (gpu.py checks a bound).
+// Every value of the launch within a 16-bit score (backends/gpu/affine.py checks a bound).
 extern "C" __global__ void affine_pairs_32(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,

@@ -1,7 +1,7 @@
 // PSSE scores: Smith-Waterman-Gotoh local alignment (integer, affine gaps) of each query
 // against its target and against shuffles of the target made on the device, exactly as
-// src/seqpairs/local.py specifies, src/seqpairs/shuffle.py shuffles and
-// src/seqpairs/backends/cpu_local.py computes.
+// src/seqpairs/scoring/local.py specifies, src/seqpairs/stats/shuffle.py shuffles and
+// src/seqpairs/backends/cpu/local.py computes.
 //
 // Layout (inter-task, as in Zhang et al. 2012): all threads of a block work on one pair,
 // one thread per shuffle. With LANES = 2 a thread runs two of the pair's slots (slot 0 is

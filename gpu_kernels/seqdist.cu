@@ -1,6 +1,6 @@
-// SeqDist alignment (AmpliconNoise, ../shared/SEQDIST.md), one thread per pair.
+// SeqDist alignment (AmpliconNoise; the spec: docs/seqdist.md), one thread per pair.
 //
-// seqdist_pairs computes exactly what src/seqpairs/backends/cpu.py computes: per pair the
+// seqdist_pairs computes exactly what src/seqpairs/backends/cpu/seqdist.py computes: per pair the
 // cost H(la, lb) (IEEE double, the same additions in the same order) and the counts of the
 // chosen path, packed 16 bits each from the low end: SeqDist length, matches, the length
 // at the first aligned pair (0xFFFF while there is none) and the length at the last one.
@@ -34,8 +34,11 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define GAP 15.0
-#define HOMOPOLYMER_GAP 4.0
+// The gap costs come from the SeqDistScheme (src/seqpairs/scoring/seqdist.py) as
+// -DGAP=... -DHOMOPOLYMER_GAP=... (backends/gpu/kernels.py), as exact double literals.
+#if !defined(GAP) || !defined(HOMOPOLYMER_GAP)
+#error "GAP and HOMOPOLYMER_GAP (the scheme's gap costs) must be defined"
+#endif
 // Letters are kept as the byte offset of their column in a row of the substitution table,
 // so that a cell finds its cost with one addition.
 #define LETTER(code) ((int)(code) * (int)sizeof(double))
@@ -296,7 +299,7 @@ __device__ __forceinline__ void align_pair(
 extern "C" __global__ void seqdist_pairs(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
-    const double* __restrict__ subst,  // 4 x 4, SeqDist's A, C, T, G order
+    const double* __restrict__ subst,  // 4 x 4, the scheme's subst (letter codes of scoring/alphabet.py)
     double* __restrict__ bnd_h, u32* __restrict__ bnd_w1, u32* __restrict__ bnd_w2,
     unsigned char* __restrict__ bnd_last, double* __restrict__ out_cost,
     u64* __restrict__ out_packed)

@@ -31,3 +31,14 @@ def cli(capsys):
         return code, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def run(tmp_path_factory) -> Path:
+    """The workflow run once on tests/test_workflow.py's tiny configuration (its workdir);
+    the workflow and deployment tests check and compare against it, without changing it."""
+    from test_workflow import TINY, copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"), TINY)
+    snakemake(workdir, "--cores", "2")
+    return workdir

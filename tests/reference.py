@@ -1,4 +1,5 @@
-"""Pure-Python reference of the SeqDist alignment, written from SEQDIST.md, full matrix with traceback.
+"""Pure-Python reference of the SeqDist alignment, written from docs/seqdist.md, full matrix
+with traceback.
 
 Slow and plain on purpose: it defines the semantics that the Numba and CUDA kernels must
 reproduce bit for bit. Letters are plain strings over ACGT.

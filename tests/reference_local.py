@@ -5,7 +5,7 @@ profile; the Numba and CUDA engines must give exactly these scores.
 """
 from __future__ import annotations
 
-from seqpairs.local import LocalScheme
+from seqpairs.scoring import LocalScheme
 
 
 def score(query, target, scheme: LocalScheme) -> int:

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_affine
-from seqpairs.affine import MAX_COST, AffineScheme
-from seqpairs.backends.cpu import MAX_LENGTH
-from seqpairs.backends.cpu_affine import align_pairs, aligner
+from seqpairs.backends.common import MAX_LENGTH
+from seqpairs.backends.cpu.affine import aligner
 from seqpairs.errors import UserError
-from seqpairs.sequences import encode
+from seqpairs.scoring import AffineScheme
+from seqpairs.scoring.alphabet import DNA, encode_all
+from seqpairs.scoring.scheme import MAX_COST
 
 # dna(match, mismatch, gap_open, gap_extend[, end_open, end_extend])
 SCHEMES = {
@@ -28,19 +29,24 @@ SCHEMES = {
     "ties": AffineScheme.dna(1, -2, 0, 1),
     # every path scores 0: the length is the shortest alignment's
     "zero": AffineScheme.dna(0, 0, 0, 0),
-    # no symmetry: catches A/B swapped or a wrong letter order
-    "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3), (-2, -5, -4, 4)),
-                               4, 1, 2, 2),
+    # no symmetry: catches A/B swapped or a wrong letter order (rows and columns A, C, G, T)
+    "asymmetric": AffineScheme(DNA, ((3, -2, -1, -5), (-4, 2, -6, -1), (-2, -5, 4, -4),
+                                     (-6, 0, -3, 1)), 4, 1, 2, 2),
 }
 # The schemes parasail can check: end gaps cost as interior ones, match/mismatch only.
 PARASAIL_DNA = {"linear": (2, -3, 0, 3), "affine": (2, -4, 5, 2), "ties": (1, -2, 0, 1),
                 "c005": (2, -4, 20, 2)}
 
 
+def align_pairs(codes, offsets, pa, pb, scheme, threads=None):
+    """(score, length) of the pairs (pa[k] as A, pb[k] as B) on the CPU kernel."""
+    return aligner(codes, offsets, scheme, threads)(pa, pb)
+
+
 def kernel(pairs, scheme):
     """(score, length) int32 arrays of the CPU kernel on a list of (A, B) strings."""
     seqs = [s for pair in pairs for s in pair]
-    codes, offsets = encode(seqs)
+    codes, offsets = encode_all(seqs)
     idx = np.arange(len(pairs))
     return align_pairs(codes, offsets, 2 * idx, 2 * idx + 1, scheme)
 
@@ -231,7 +237,7 @@ def test_scheme_values():
     assert m.dtype == np.int32 and m.shape == (4, 4) and m.flags.c_contiguous
     assert np.array_equal(m, np.where(np.eye(4, dtype=bool), 2, -4))
     # schemes compare and hash by value, whatever the subst was given as
-    same = AffineScheme(np.array(s.subst, dtype=np.int64), np.int32(20), 2, 20, 2)
+    same = AffineScheme(DNA, np.array(s.subst, dtype=np.int64), np.int32(20), 2, 20, 2)
     assert same == s and hash(same) == hash(s) and len({s, same}) == 1
     assert same.subst == s.subst and type(same.subst[0][0]) is int
 
@@ -240,33 +246,34 @@ def test_scheme_values():
 def test_negative_cost_is_user_error(field):
     costs = {"gap_open": 5, "gap_extend": 2, "end_open": 1, "end_extend": 1, field: -1}
     with pytest.raises(UserError, match=f"{field} must be between 0 and"):
-        AffineScheme(SCHEMES["affine"].subst, **costs)
+        AffineScheme(DNA, SCHEMES["affine"].subst, **costs)
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"subst": ((1, 2), (3, 4))}, "subst must be 4x4"),
+    ({"subst": ((1, 2), (3, 4))}, r"affine scheme: subst must be 4x4 \(letters ACGT\)"),
     ({"subst": 5}, "subst must be 4x4"),
     ({"subst": ((0.5,) * 4,) * 4}, "must be an integer"),
     ({"subst": ((MAX_COST + 1,) * 4,) * 4}, "beyond"),
     ({"gap_open": 1.5}, "gap_open must be an integer"),
     ({"end_extend": MAX_COST + 1}, "end_extend must be between"),
+    ({"alphabet": "ACTG"}, r"score DNA \(ACGT\) only"),
 ])
 def test_bad_scheme_is_user_error(kwargs, message):
-    args = {"subst": SCHEMES["affine"].subst, "gap_open": 5, "gap_extend": 2, "end_open": 1,
-            "end_extend": 1, **kwargs}
+    args = {"alphabet": DNA, "subst": SCHEMES["affine"].subst, "gap_open": 5, "gap_extend": 2,
+            "end_open": 1, "end_extend": 1, **kwargs}
     with pytest.raises(UserError, match=message):
         AffineScheme(**args)
 
 
 def test_too_long_sequence_is_user_error():
-    codes, offsets = encode(["ACGT", "A" * (MAX_LENGTH + 1)])
+    codes, offsets = encode_all(["ACGT", "A" * (MAX_LENGTH + 1)])
     with pytest.raises(UserError, match="longer than the kernel's limit"):
         align_pairs(codes, offsets, [0], [0], SCHEMES["affine"])
 
 
 def test_aligner_and_empty_input():
     pairs = random_pairs(seed=31, n=20)
-    codes, offsets = encode([s for pair in pairs for s in pair])
+    codes, offsets = encode_all([s for pair in pairs for s in pair])
     idx = np.arange(len(pairs))
     run = aligner(codes, offsets, SCHEMES["c005"], threads=1)
     score, length = run(2 * idx, 2 * idx + 1)
@@ -279,7 +286,7 @@ def test_aligner_and_empty_input():
 def test_gpu_packed_width():
     """The GPU kernel packs states in 32 bits only where its bound allows (checked on the
     GPU by tests/gpu/test_gpu_affine.py with both widths)."""
-    from seqpairs.backends.gpu import packed_width
+    from seqpairs.backends.gpu.affine import packed_width
 
     c005 = SCHEMES["c005"]
     assert packed_width(c005, 3000) == 32

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from seqpairs import cluster
 from seqpairs.cli import main
-from seqpairs.distfiles import (
+from seqpairs.cluster import fcluster as hierarchical
+from seqpairs.cluster.inputs import as_fcluster_float
+from seqpairs.formats.distances import (
     Edges,
     pair_from_index,
     read_seqdist_text,
@@ -63,7 +64,7 @@ def scipy_partitions(condensed, method, threshold, names):
 
 
 def fcluster_reference(d, weight, average):
-    """FCluster as SEQDIST.md states it, plainly: full scans, explicit slot moves.
+    """FCluster as docs/seqdist.md states it, plainly: full scans, explicit slot moves.
 
     d: float32 distances in SeqDist order. Returns (left, right, height) like the kernel.
     """
@@ -147,7 +148,7 @@ def test_kernel_matches_plain_reference_with_ties(seed, mode):
     n = int(rng.integers(2, 24))
     d = rng.integers(1, 5, npairs(n)).astype(np.float32) / 4  # many exact ties
     weight = rng.integers(1, 9, n).astype(np.float32) if mode == "weighted" else np.ones(n, np.float32)
-    left, right, height = cluster._fcluster_dense(d.copy(), weight, mode != "complete")
+    left, right, height = hierarchical._fcluster_dense(d.copy(), weight, mode != "complete")
     ref = fcluster_reference(d, weight, mode != "complete")
     assert (left.tolist(), right.tolist(), height.astype(float).tolist()) == ref
 
@@ -178,7 +179,7 @@ def test_large_dense_complete_matches_scipy_heights():
     rng = np.random.default_rng(7)
     n = 1500
     d = rng.random(npairs(n)).astype(np.float32)
-    _, _, height = cluster._fcluster_dense(d.copy(), np.ones(n, np.float32), False)
+    _, _, height = hierarchical._fcluster_dense(d.copy(), np.ones(n, np.float32), False)
     scipy_heights = linkage(seqdist_to_condensed(n, d.astype(np.float64)), "complete")[:, 2]
     assert np.array_equal(np.sort(height.astype(np.float64)), np.sort(scipy_heights))
 
@@ -232,7 +233,7 @@ def test_edge_distances_read_as_seqdist_text_would_give_them():
     mid = (f.astype(np.float64) + np.nextafter(f, np.float32(2)).astype(np.float64)) / 2
     x = np.concatenate([mid, mid * (1 + 3e-9), mid * (1 - 3e-9), rng.random(20000) * 10, [0.0, 1.0, 10.0]])
     printed = np.array([float(f"{v:.8e}") for v in x]).astype(np.float32)
-    assert np.array_equal(cluster.as_fcluster_float(x), printed)
+    assert np.array_equal(as_fcluster_float(x), printed)
 
 
 # ---------------------------------------------------------------- greedy and tables
@@ -363,8 +364,8 @@ def test_weighted_average_uses_abundance(tmp_path):
     assert main(["cluster", "-i", dist, "--linkage", "average", "--weighted", "--fasta", fasta,
                 "--resolution", "0.125", "-o", prefix]) == 0
     left, right, height = fcluster_reference(d.astype(np.float32), sizes.astype(np.float32), True)
-    tree = cluster.Tree(n, np.array(left), np.array(right), np.array(height), dense=True)
-    assert text(prefix + ".tree") == cluster.newick(tree, ids)
+    tree = hierarchical.Tree(n, np.array(left), np.array(right), np.array(height), dense=True)
+    assert text(prefix + ".tree") == hierarchical.newick(tree, ids)
 
 
 # ---------------------------------------------------------------- errors

@@ -1,4 +1,5 @@
 """Exactness of the CPU SeqDist kernel and the distance stage's outputs."""
+import dataclasses
 import gzip
 
 import numpy as np
@@ -9,12 +10,22 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import squareform
 
 import reference
-from seqpairs import binning, distance
-from seqpairs.backends.cpu import align_pairs
-from seqpairs.distfiles import pair_from_index, pair_index, read_edges, read_seqdist_text
-from seqpairs.sequences import encode, read_unique_fasta
+from seqpairs import backends, scoring
+from seqpairs.formats.distances import (
+    pair_from_index,
+    pair_index,
+    read_edges,
+    read_seqdist_text,
+)
+from seqpairs.formats.fasta import read_unique_fasta
+from seqpairs.pairs import distance
+from seqpairs.pairs import tiling as binning
+from seqpairs.scoring.alphabet import encode_all as encode
 
-# SEQDIST.md's public vectors, computed by SeqDist itself.
+CPU = backends.select("cpu")
+SEQDIST = scoring.get("seqdist")
+
+# docs/seqdist.md's public vectors, computed by SeqDist itself.
 VECTOR_SEQS = ["ACGTACGTACGT", "ACGTAGGTACGT", "AACGTACGTACGT", "ACGTACGACGT",
                "ACGTACGTACGTAA", "TTTTGGGGCCCCAAAA", "GATTACA"]
 VECTOR_TEXT = """
@@ -24,6 +35,16 @@ VECTOR_TEXT = """
 5.44007900e+00 7.10522286e+00 4.76461288e+00 5.44007900e+00 5.44007900e+00
 7.28683714e+00
 """.split()
+
+
+def align_pairs(codes, offsets, pa, pb, threads=None):
+    """The CPU backend's SeqDist kernel on the pairs (pa[k] as A, pb[k] as B)."""
+    return CPU.seqdist(codes, offsets, SEQDIST, threads)(pa, pb)
+
+
+def compute(seqset, bins, tiles, backend=CPU, **options):
+    """pairs.distance.compute under the registered SeqDist scheme (CPU backend by default)."""
+    return distance.compute(seqset, bins, tiles, backend=backend, scheme=SEQDIST, **options)
 
 
 def kernel(pairs):
@@ -202,10 +223,10 @@ def family_and_strangers(tmp_path, seed, length, related, unrelated, rate, bin_w
 
 def test_candidate_identity_keeps_bound_pairs(tmp_path):
     seqset, bins, tiles = family_and_strangers(tmp_path, 9, 100, 20, 5, 0.05, 25)
-    edges, _ = distance.compute(seqset, bins, tiles, max_distance=-np.inf,
-                                candidate_identity=0.9, iddef=2)
+    edges, _ = compute(seqset, bins, tiles, max_distance=-np.inf, candidate_identity=0.9,
+                       iddef=2)
     # iddef 2 is exact from the counts: every kept pair has matches/aligned >= 0.9, others not
-    all_edges, _ = distance.compute(seqset, bins, tiles)
+    all_edges, _ = compute(seqset, bins, tiles)
     ident = all_edges.matches / all_edges.aligned
     assert len(all_edges) == seqset.n * (seqset.n - 1) // 2
     assert set(zip(edges.i, edges.j)) == set(zip(all_edges.i[ident >= 0.9], all_edges.j[ident >= 0.9]))
@@ -228,7 +249,7 @@ def test_bad_letter_is_one_line_error(tmp_path, capsys):
     fasta.write_text(">a\nACGT\n>b\nACNT\n")
     assert main(["distance", "-i", str(fasta), "-o", str(tmp_path / "x.npz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"seqpairs: error: {fasta}:b: letter 'N' is not A, C, G or T"]
+    assert err == [f"seqpairs: error: {fasta}:b: letter 'N' is not in the ACGT alphabet"]
 
 
 def test_more_threads_than_cores_is_capped():
@@ -273,7 +294,7 @@ def reference_screen(codes, offsets, seqs):
 
 @pytest.mark.parametrize("iddef", [0, 1, 2, 3, 4])
 def test_screen_bound_is_above_upper_bound(iddef):
-    from seqpairs.identity import screen_bound, upper_bound
+    from seqpairs.pairs.identity import screen_bound, upper_bound
 
     rng = np.random.default_rng(21)
     base = random_seq(rng, 60)
@@ -293,22 +314,21 @@ def test_screen_bound_is_above_upper_bound(iddef):
 @pytest.mark.parametrize("options", [dict(max_distance=0.5), dict(max_distance=-np.inf, candidate_identity=0.9, iddef=2),
                                      dict(max_distance=0.3, candidate_identity=0.8, iddef=1),
                                      dict(max_distance=1.0, dense=True)])
-def test_screened_distance_stage_equals_the_one_pass(monkeypatch, tmp_path, options):
+def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
     """compute() with a screen (as on the GPU) keeps exactly the pairs and columns it keeps without."""
-    from seqpairs.backends import cpu
-
     seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
-    plain, plain_dense = distance.compute(seqset, bins, tiles, **options)
+    plain, plain_dense = compute(seqset, bins, tiles, **options)
 
-    class Screened:  # the CPU backend with a screen
-        def __getattr__(self, name):
-            return getattr(cpu, name)
+    made = []
 
-        def screener(self, codes, offsets):
-            return reference_screen(codes, offsets, list(seqset.seqs))
+    def screener(codes, offsets, scheme, threads=None):
+        made.append(scheme)
+        return reference_screen(codes, offsets, list(seqset.seqs))
 
-    monkeypatch.setattr(distance, "select_backend", lambda name: Screened())
-    screened, screened_dense = distance.compute(seqset, bins, tiles, **options)
+    # the CPU backend with a screen
+    screened_backend = dataclasses.replace(CPU, seqdist_screen=screener)
+    screened, screened_dense = compute(seqset, bins, tiles, backend=screened_backend, **options)
+    assert made == [SEQDIST]  # the screen was used
     assert 0 < len(plain) < seqset.n * (seqset.n - 1) // 2
     for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):
         assert np.array_equal(getattr(screened, column), getattr(plain, column)), column

@@ -1,8 +1,10 @@
 """Conda environments: every rule names one, pinned, and it provides what the rule's code imports.
 
-No conda channel is reachable in CI, so the environments are checked statically: the
+No conda channel is reachable in CI, so the environments are checked statically here: the
 imports of the seqpairs package (read from its source, function-level imports included)
 against each rule's env file, through the map from import names to conda packages below.
+tests/test_deployment.py runs the whole workflow in an environment of the env files'
+packages (from PyPI).
 """
 from __future__ import annotations
 
@@ -22,8 +24,7 @@ PACKAGE = REPO / "src" / "seqpairs"
 # Import name -> conda-forge package. A new third-party import must be added here and to
 # the env files (the test below fails until it is).
 CONDA = {"numpy": "numpy", "numba": "numba", "scipy": "scipy", "pandas": "pandas",
-         "Bio": "biopython", "matplotlib": "matplotlib-base", "yaml": "pyyaml",
-         "jsonschema": "jsonschema", "cupy": "cupy", "mpi4py": "mpi4py"}
+         "Bio": "biopython", "matplotlib": "matplotlib-base", "cupy": "cupy", "mpi4py": "mpi4py"}
 # PyPI distribution (pyproject.toml) -> conda-forge package, where the names differ.
 PYPI_TO_CONDA = {"matplotlib": "matplotlib-base"}
 # Imported only on the GPU or under an MPI launcher: needed by the rules that can run there.
@@ -43,16 +44,23 @@ def third_party_imports() -> set[str]:
 
 
 def rules() -> dict[str, dict[str, str]]:
-    """Rule name -> {'conda': env path, 'shell': command} from the workflow's rule files."""
+    """Rule name -> {'conda': env path, 'shell': command, 'script': path} from the
+    workflow's rule files; `use rule A as B with:` inherits A's."""
     found = {}
     for smk in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
-        blocks = re.split(r"^rule (\w+):\n", smk.read_text(), flags=re.M)
-        for name, body in zip(blocks[1::2], blocks[2::2]):
+        blocks = re.split(r"^(?:rule (\w+)|use rule (\w+) as (\w+) with):\n", smk.read_text(),
+                          flags=re.M)
+        for name, parent, child, body in zip(*(blocks[k::4] for k in range(1, 5))):
+            if child:
+                found[child] = found[parent]
+                continue
             conda = re.search(r"^    conda:\n\s+\"([^\"]+)\"", body, flags=re.M)
             shell = re.search(r"^    shell:\n((?:\s+\".*\"\n?)+)", body, flags=re.M)
+            script = re.search(r"^    script:\n\s+\"([^\"]+)\"", body, flags=re.M)
             found[name] = {"conda": conda.group(1) if conda else None,
                            "shell": "".join(re.findall(r"\"(.*)\"", shell.group(1)))
-                           if shell else ""}
+                           if shell else "",
+                           "script": script.group(1) if script else None}
     return found
 
 
@@ -71,11 +79,12 @@ def gpu_capable(subcommand: str) -> bool:
 
 
 RULES = rules()
-TOOL_RULES = {name: rule for name, rule in RULES.items() if rule["shell"]}
+TOOL_RULES = {name: rule for name, rule in RULES.items() if rule["shell"] or rule["script"]}
 
 
 def test_every_rule_that_runs_a_tool_names_an_env_file():
-    assert {"ingest", "distance", "filter", "cluster"} <= set(TOOL_RULES)
+    assert {"ingest", "distance", "distance_shard", "filter", "cluster", "distance_merge",
+            "report_times"} <= set(TOOL_RULES)
     for name, rule in TOOL_RULES.items():
         assert rule["conda"], f"rule {name} has no conda directive"
         assert (REPO / "workflow" / "rules" / rule["conda"]).resolve().is_file(), name
@@ -95,13 +104,14 @@ def test_rule_env_provides_every_import_of_its_code(name):
     unknown = imports - set(CONDA)
     assert not unknown, f"map {sorted(unknown)} to conda packages in CONDA and the env files"
     rule = TOOL_RULES[name]
-    subcommand = re.search(r"seqpairs (\w+)", rule["shell"]).group(1)
     needed = imports - GPU_OR_MPI
-    if gpu_capable(subcommand):
-        needed |= imports & GPU_OR_MPI
+    if rule["shell"]:  # seqpairs SUBCOMMAND ...: the command's GPU and MPI needs too
+        subcommand = re.search(r"-m seqpairs (\w+)", rule["shell"]).group(1)
+        if gpu_capable(subcommand):
+            needed |= imports & GPU_OR_MPI
     env = env_packages((REPO / "workflow" / "rules" / rule["conda"]).resolve())
     missing = {CONDA[n] for n in needed} - set(env)
-    assert not missing, f"rule {name} (seqpairs {subcommand}): {rule['conda']} lacks {missing}"
+    assert not missing, f"rule {name}: {rule['conda']} lacks {missing}"
 
 
 def test_pypi_dependencies_map_onto_every_env():

@@ -153,7 +153,7 @@ def test_output_folder_that_cannot_exist_is_one_clear_line(tmp_path, cli):
 
 def test_outputs_get_the_mode_of_any_new_file(tmp_path):
     """Temporary files are 0600; the renamed output must be readable as usual (umask)."""
-    from seqpairs.outputs import atomic_open
+    from seqpairs.formats.atomic import atomic_open
 
     umask = os.umask(0o022)
     try:

@@ -13,14 +13,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from seqpairs import binning, distance
-from seqpairs import filter as seqfilter
+from seqpairs import backends, scoring
+from seqpairs.backends.alignments import COUNTS
+from seqpairs.backends.cpu import trace_seqdist
 from seqpairs.cli import main
-from seqpairs.identity import IDDEFS
-from seqpairs.sequences import SequenceSet, encode
-from seqpairs.traceback import COUNTS, trace_pairs
+from seqpairs.formats.fasta import SequenceSet
+from seqpairs.pairs import distance
+from seqpairs.pairs import filter as seqfilter
+from seqpairs.pairs import tiling as binning
+from seqpairs.pairs.identity import IDDEFS
+from seqpairs.scoring.alphabet import encode_all as encode
 
 THRESHOLDS = (0.9, 0.97)
+CPU = backends.select("cpu")
+SEQDIST = scoring.get("seqdist")
+
+
+def trace_pairs(codes, offsets, pa, pb):
+    """SeqDist tracebacks of the pairs (pa[k] as A, pb[k] as B) under the registered scheme."""
+    return trace_seqdist.trace_pairs(codes, offsets, pa, pb, SEQDIST)
+
+
+def compute_every(s):
+    """Every pair's edge (max_distance inf) with the default binning, on the CPU backend."""
+    bins = binning.make_bins(s.lengths, 25)
+    every, _ = distance.compute(s, bins, binning.make_tiles(s.lengths, bins, 250_000),
+                                backend=CPU, scheme=SEQDIST)
+    return every
 
 
 # ---------------------------------------------------------------- sequences
@@ -106,7 +125,7 @@ def ref_cigar(a, b, cols):
 
 
 def ref_counts(cols):
-    """traceback.COUNTS computed from the reference's columns."""
+    """alignments.COUNTS computed from the reference's columns."""
     ops = ref_ops(cols)
     aligned = [k for k, op in enumerate(ops) if op == "M"]
     first, last = (aligned[0], aligned[-1]) if aligned else (len(cols), -1)
@@ -222,7 +241,8 @@ def test_identities_match_reference():
     seqs = families(rng, 30) + [random_pair(rng)[0] for _ in range(10)]
     s = sequence_set(seqs)
     i, j = np.tril_indices(s.n, -1)
-    table = seqfilter.filter_pairs(s, i, j, np.zeros(len(i)), 0.0, 2).set_index(["query", "target"])
+    table = seqfilter.filter_pairs(s, i, j, np.zeros(len(i)), 0.0, 2, SEQDIST, CPU)
+    table = table.set_index(["query", "target"])
     assert len(table) == len(i)
     for x, y in zip(i.tolist(), j.tolist()):
         row = table.loc[(f"s{x}", f"s{y}")]
@@ -247,21 +267,21 @@ def check_safety(seqs, full_tables=False):
     pairs that tracing back every pair keeps (with full_tables, the same table).
     Returns the fraction of pairs that the bound pruned."""
     s = sequence_set(seqs)
-    bins = binning.make_bins(s.lengths, 25)
-    every, _ = distance.compute(s, bins, binning.make_tiles(s.lengths, bins, 250_000))
+    every = compute_every(s)
     assert len(every) == s.n * (s.n - 1) // 2  # max_distance inf: every pair
     traced = trace_pairs(s.codes, s.offsets, every.i, every.j)
     pruned = {}
     for iddef in IDDEFS:
         exact = seqfilter.exact_identities(traced, iddef)
         for t in THRESHOLDS:
-            bounded = seqfilter.filter_edges(s, every, t, iddef)
+            bounded = seqfilter.filter_edges(s, every, t, iddef, SEQDIST, CPU)
             kept = exact >= t
             assert 0 < kept.sum() < len(every)
             assert sorted(zip(bounded["query"], bounded["target"])) == \
                 sorted((f"s{x}", f"s{y}") for x, y in zip(every.i[kept], every.j[kept]))
             if full_tables:
-                full = seqfilter.filter_pairs(s, every.i, every.j, every.distance, t, iddef)
+                full = seqfilter.filter_pairs(s, every.i, every.j, every.distance, t, iddef,
+                                              SEQDIST, CPU)
                 pd.testing.assert_frame_equal(bounded, full)
             pruned[iddef, t] = 1 - seqfilter.candidates(every, s.lengths, t, iddef).mean()
     # iddef 3's bound, 1 - (at most 3 events) / longer, prunes little: it is >= 0.9 for
@@ -283,10 +303,9 @@ def test_safety_c005(shared_data):
 def test_candidate_edges_are_the_bound_candidates():
     rng = random.Random(9)
     s = sequence_set(families(rng, 40))
-    bins = binning.make_bins(s.lengths, 25)
-    every, _ = distance.compute(s, bins, binning.make_tiles(s.lengths, bins, 250_000))
+    every = compute_every(s)
     for iddef in IDDEFS:
-        edges = seqfilter.candidate_edges(s, 0.97, iddef)
+        edges = distance.candidate_edges(s, 0.97, iddef, backend=CPU, scheme=SEQDIST)
         mask = seqfilter.candidates(every, s.lengths, 0.97, iddef)
         assert sorted(zip(edges.i.tolist(), edges.j.tolist())) == \
             sorted(zip(every.i[mask].tolist(), every.j[mask].tolist()))

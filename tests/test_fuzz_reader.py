@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from seqpairs.errors import UserError
-from seqpairs.ingest import ingest
+from seqpairs.reads.ingest import ingest
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqpairs.errors import UserError
-from seqpairs.ingest import ingest, parse_input, sample_name
+from seqpairs.formats.samples import sample_name
+from seqpairs.reads.ingest import ingest
+from seqpairs.stages.ingest import parse_input
 
 DROPPED = ["dropped_ambiguous", "dropped_too_short", "dropped_too_long"]
 
@@ -355,7 +357,7 @@ def test_ambiguity_codes_are_dropped_and_counted(shared_data):
 
 
 def test_split_size_keeps_other_annotations():
-    from seqpairs.sequences import split_size
+    from seqpairs.formats.fasta import split_size
 
     assert split_size("r1;size=3;tax=x") == ("r1;tax=x", 3)
     assert split_size("r1;size=12;") == ("r1", 12)

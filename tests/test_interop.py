@@ -23,7 +23,7 @@ def family_fasta(path, n=30, length=80, seed=3):
 
 
 def test_mothur_column_is_the_edge_list_within_max_distance(tmp_path, cli):
-    from seqpairs.distfiles import read_edges
+    from seqpairs.formats.distances import read_edges
 
     fasta = family_fasta(tmp_path / "in.fasta")
     edges, mothur = tmp_path / "e.npz", tmp_path / "d.dist"

@@ -9,11 +9,11 @@ from Bio.Align import substitution_matrices
 from scipy import stats
 
 import reference_local
-from seqpairs.backends import cpu_local
-from seqpairs.backends.cpu import MAX_LENGTH
+from seqpairs.backends.common import MAX_LENGTH
+from seqpairs.backends.cpu import local as cpu_local
 from seqpairs.errors import UserError
-from seqpairs.local import LocalScheme
-from seqpairs.shuffle import Stream, permutation, philox4x32
+from seqpairs.scoring import LocalScheme
+from seqpairs.stats.shuffle import Stream, permutation, philox4x32
 
 # Random123 tests/kat_vectors, "philox4x32 10" and "philox4x32 7": counter, key, result.
 KAT = [
@@ -30,9 +30,9 @@ SCHEMES = {
     "dna linear": LocalScheme.dna(1, -1, 0, 1),
     # gaps cheaper than mismatches: gapped paths win often
     "dna cheap gaps": LocalScheme.dna(5, -4, 1, 1),
-    "blosum62": LocalScheme.matrix("BLOSUM62", 10, 1),
-    "pam30": LocalScheme.matrix("PAM30", 9, 1),
-    "nuc44": LocalScheme.matrix("NUC.4.4", 3, 2, alphabet="dna"),
+    "blosum62": LocalScheme.from_matrix("BLOSUM62", 10, 1),
+    "pam30": LocalScheme.from_matrix("PAM30", 9, 1),
+    "nuc44": LocalScheme.from_matrix("NUC.4.4", 3, 2, alphabet="dna"),
     # no symmetry: catches query and target swapped
     "asymmetric": LocalScheme("ACGT", ((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3),
                                        (-2, -5, -4, 4)), 2, 1),
@@ -154,7 +154,7 @@ def test_permutations_are_uniform():
 def test_dna_scheme():
     scheme = LocalScheme.dna(2, -3, 5, 2)
     assert scheme.alphabet == "ACGT"
-    m = scheme.matrix_array()
+    m = scheme.matrix()
     assert m.dtype == np.int32 and m.shape == (4, 4) and m.flags.c_contiguous
     assert np.array_equal(m, np.where(np.eye(4, dtype=bool), 2, -3))
     assert hash(scheme) == hash(LocalScheme.dna(2, -3, 5, 2))
@@ -168,21 +168,21 @@ def test_dna_scheme():
     ("HOXD70", "dna", "ACGT"),
 ])
 def test_matrix_scheme_follows_biopython(name, alphabet, letters):
-    scheme = LocalScheme.matrix(name, 11, 1, alphabet=alphabet)
+    scheme = LocalScheme.from_matrix(name, 11, 1, alphabet=alphabet)
     table = substitution_matrices.load(name)
     assert scheme.alphabet == letters
     assert (scheme.gap_open, scheme.gap_extend) == (11, 1)
-    m = scheme.matrix_array()
+    m = scheme.matrix()
     for a, b in itertools.product(range(len(letters)), repeat=2):
         assert m[a, b] == table[letters[a], letters[b]]
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: LocalScheme.matrix("BLOSUM63", 10, 1), "unknown substitution matrix 'BLOSUM63'; "
+    (lambda: LocalScheme.from_matrix("BLOSUM63", 10, 1), "unknown substitution matrix 'BLOSUM63'; "
                                                      "available: .*BLOSUM62"),
-    (lambda: LocalScheme.matrix("BENNER6", 10, 1), "non-integer"),
-    (lambda: LocalScheme.matrix("NUC.4.4", 10, 1), "no score for"),
-    (lambda: LocalScheme.matrix("BLOSUM62", 10, 1, alphabet="rna"), "alphabet must be"),
+    (lambda: LocalScheme.from_matrix("BENNER6", 10, 1), "non-integer"),
+    (lambda: LocalScheme.from_matrix("NUC.4.4", 10, 1), "no score for"),
+    (lambda: LocalScheme.from_matrix("BLOSUM62", 10, 1, alphabet="rna"), "alphabet must be"),
     (lambda: LocalScheme.dna(2, -3, -1, 2), "gap_open must be between 0"),
     (lambda: LocalScheme.dna(2, -3, 5, 10_001), "gap_extend must be between 0"),
     (lambda: LocalScheme.dna(2, -3, 1.5, 2), "gap_open must be an integer"),
@@ -203,7 +203,7 @@ def test_encode():
     assert dna.encode("", "q").size == 0
     with pytest.raises(UserError, match=r"^seqs.fa:r1: letter 'N' is not in the ACGT alphabet$"):
         dna.encode("ACGNT", "seqs.fa:r1")
-    protein = LocalScheme.matrix("BLOSUM62", 10, 1)
+    protein = LocalScheme.from_matrix("BLOSUM62", 10, 1)
     assert list(protein.encode("ar*x", "q")) == [0, 1, 23, 22]
     with pytest.raises(UserError, match="letter 'J' is not in the ARNDCQEGHILKMFPSTWYVBZX"):
         protein.encode("MKJL", "q")
@@ -215,7 +215,7 @@ def test_encode():
 
 def engine(scheme, queries, targets, shuffles=0, seed=1, keys=None, threads=None):
     keys = np.arange(len(queries)) if keys is None else keys
-    return cpu_local.psse_scores(scheme, queries, targets, keys, shuffles, seed, threads)
+    return cpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed, threads)
 
 
 @pytest.mark.parametrize("name", list(SCHEMES))
@@ -301,4 +301,4 @@ def test_bad_inputs_are_user_errors(change, message):
                 targets=[np.array([1, 2], np.uint8)], pairs=np.array([0]), shuffles=2, seed=1)
     args.update(change)
     with pytest.raises(UserError, match=message):
-        cpu_local.psse_scores(**args)
+        cpu_local.local_scores(**args)

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from seqpairs import binning, mpi
+from seqpairs import parallel
+from seqpairs.pairs import tiling as binning
+from seqpairs.parallel import local, mpi
 
 MPIEXEC = shutil.which("mpiexec")
 
@@ -19,25 +21,30 @@ def test_assign_covers_every_tile_once_and_balances():
     bins = binning.make_bins(lengths, 5)
     tiles = binning.make_tiles(lengths, bins, 2000)
     for size in (1, 2, 3, 4):
-        owner = mpi.assign(tiles, size)
+        owner = parallel.assign(tiles["cells"], size)
         assert set(owner) == set(range(size))
         loads = np.bincount(owner, weights=tiles["cells"], minlength=size)
         assert loads.sum() == tiles["cells"].sum()
         # LPT: no rank above the mean by more than the largest tile
         assert loads.max() - loads.mean() <= tiles["cells"].max()
-        assert np.array_equal(owner, mpi.assign(tiles, size))  # every rank agrees
+        assert np.array_equal(owner, parallel.assign(tiles["cells"], size))  # every rank agrees
 
 
 def test_assign_is_longest_first():
     tiles = pd.DataFrame({"tile": range(5), "cells": [5, 9, 1, 7, 3]})
     # 9 -> rank 0, 7 -> rank 1, 5 -> rank 1 (load 7 < 9), 3 -> rank 0, 1 -> rank 0 (12 = 12)
-    assert mpi.assign(tiles, 2).tolist() == [1, 0, 0, 1, 0]
+    assert parallel.assign(tiles["cells"], 2).tolist() == [1, 0, 0, 1, 0]
+    # equal costs: the lower item first, to the lower rank at equal loads
+    assert parallel.assign([4, 4, 4], 2).tolist() == [0, 1, 0]
 
 
 def test_without_a_launcher_is_a_single_process(monkeypatch):
     for name in mpi.LAUNCHER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    assert mpi.world() == mpi.SINGLE
+    assert not mpi.launched()
+    executor = parallel.current.__wrapped__()  # as chosen at start-up, without the cache
+    assert executor == local.Local()
+    assert (executor.rank, executor.size, executor.device, executor.root) == (0, 1, 0, True)
 
 
 # mpiexec as root (CI containers) with more ranks than cores
@@ -62,7 +69,6 @@ def run_distance(args, ranks=None):
     return run_seqpairs("distance", args, ranks)
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def prefix_family(seed: int, n: int, length: int, shortest: int, substitutions: int):
     """n prefixes of one random root, of lengths shortest..length, each with a few
     substitutions: related sequences whose pairs differ in cost."""
@@ -77,6 +83,7 @@ def prefix_family(seed: int, n: int, length: int, shortest: int, substitutions: 
     return seqs
 
 
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_any_rank_count_gives_the_same_bytes(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     seqs = prefix_family(8, 70, 90, 60, 6)  # varied lengths, so the tiles differ in cost
@@ -112,5 +119,5 @@ def test_input_error_under_mpi_is_one_line(tmp_path):
     proc = run_distance(["-i", str(fasta), "--edges", str(tmp_path / "e.npz")], 3)
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.startswith("seqpairs:")]
-    assert errors == [f"seqpairs: error: {fasta}:b: letter 'X' is not A, C, G or T"]
+    assert errors == [f"seqpairs: error: {fasta}:b: letter 'X' is not in the ACGT alphabet"]
     assert "Traceback" not in proc.stderr

@@ -4,13 +4,17 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from seqpairs import gumbel, psse_plots
-from seqpairs import psse as psse_stage
-from seqpairs.affine import MAX_COST
-from seqpairs.backends import cpu_local
-from seqpairs.local import AMINO_ACIDS, LocalScheme
+from seqpairs import scoring
+from seqpairs.backends.cpu import local as cpu_local
+from seqpairs.report import psse_figures
+from seqpairs.scoring import LocalScheme
+from seqpairs.scoring.alphabet import AMINO_ACIDS
+from seqpairs.scoring.scheme import MAX_COST
+from seqpairs.stages import psse as psse_stage
+from seqpairs.stats import gumbel
+from seqpairs.stats.psse import COLUMNS
 
-# --- gumbel.py against SciPy and the formulas -----------------------------------------
+# --- stats/gumbel.py against SciPy and the formulas -----------------------------------------
 
 
 @pytest.mark.parametrize("loc, scale, size", [(40.0, 3.7, 1000), (5.0, 0.75, 200), (0.0, 10.0, 30)])
@@ -119,7 +123,7 @@ def frequencies(scheme: LocalScheme, weights: dict) -> np.ndarray:
 
 
 def analytic_lambda(scheme: LocalScheme, p: np.ndarray) -> float:
-    s = scheme.matrix_array()[: len(p), : len(p)]
+    s = scheme.matrix()[: len(p), : len(p)]
     pp = np.outer(p, p)
     return optimize.brentq(lambda lam: (pp * np.exp(lam * s)).sum() - 1.0, 1e-3, 10.0)
 
@@ -128,8 +132,8 @@ def mean_fitted_lambda(scheme: LocalScheme, p: np.ndarray, seed: int) -> float:
     """Mean of 1/beta over PAIRS random pairs of length LENGTH drawn from p."""
     rng = np.random.default_rng(seed)
     seqs = [rng.choice(len(p), LENGTH, p=p).astype(np.uint8) for _ in range(2 * PAIRS)]
-    _, shuffled = cpu_local.psse_scores(scheme, seqs[:PAIRS], seqs[PAIRS:], np.arange(PAIRS),
-                                        SHUFFLES, seed)
+    _, shuffled = cpu_local.local_scores(scheme, seqs[:PAIRS], seqs[PAIRS:], np.arange(PAIRS),
+                                         SHUFFLES, seed)
     mu, beta = gumbel.fit(shuffled)
     return float(np.mean(1.0 / beta))
 
@@ -142,20 +146,20 @@ def ungapped(scheme: LocalScheme) -> LocalScheme:
 
 
 def test_background_frequencies_give_ncbi_ungapped_lambdas():
-    blosum = LocalScheme.matrix("BLOSUM62", 11, 1)
+    blosum = LocalScheme.from_matrix("BLOSUM62", 11, 1)
     assert analytic_lambda(blosum, frequencies(blosum, ROBINSON)) == pytest.approx(0.3176, abs=1e-4)
     dna = LocalScheme.dna(1, -2, 0, 0)
     assert analytic_lambda(dna, np.full(4, 0.25)) == pytest.approx(1.3327, abs=1e-4)
 
 
 def test_blosum62_11_1_lambda_is_ncbis_0267():
-    scheme = LocalScheme.matrix("BLOSUM62", 11, 1)
+    scheme = LocalScheme.from_matrix("BLOSUM62", 11, 1)
     lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=1)
     assert lam == pytest.approx(0.267, rel=0.10)
 
 
 def test_blosum62_ungapped_lambda_is_ncbis_03176():
-    scheme = ungapped(LocalScheme.matrix("BLOSUM62", 11, 1))
+    scheme = ungapped(LocalScheme.from_matrix("BLOSUM62", 11, 1))
     lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=2)
     assert lam == pytest.approx(0.3176, rel=0.10)
 
@@ -213,11 +217,11 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     psse(cli, "-i", fasta, "--pairs", kept, "-o", out, "--seed", 5, "--alpha", 1e-3)
     table = pd.read_csv(out, sep="\t")
     pairs = pd.read_csv(kept, sep="\t")
-    assert list(table.columns) == psse_stage.COLUMNS
+    assert list(table.columns) == COLUMNS
     assert len(pairs) >= 4
     assert table[["query", "target"]].equals(pairs[["query", "target"]])  # the input order
-    scheme = LocalScheme.dna(**{k: psse_stage.DNA_DEFAULT[k] for k in
-                                ("match", "mismatch", "gap_open", "gap_extend")})
+    scheme = scoring.get(psse_stage.DEFAULT_SCHEME["dna"])
+    assert scheme == LocalScheme.dna(2, -3, 5, 2)  # BLASTN's, as the matrix below
     matrix = parasail.matrix_create("ACGT", 2, -3)
     index = {f"r{k}": k for k in range(len(seqs))}
     q, t = table["query"].map(index), table["target"].map(index)
@@ -228,8 +232,8 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     # The fits are those of the engine's shuffles (seed 5, keyed by row), and the rest
     # follows from them.
     codes = [scheme.encode(s, "x") for s in seqs]
-    _, shuffled = cpu_local.psse_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
-                                        np.arange(len(table)), 200, 5)
+    _, shuffled = cpu_local.local_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
+                                         np.arange(len(table)), 200, 5)
     mu, beta = gumbel.fit(shuffled)
     np.testing.assert_array_equal(table["mu"], mu)
     np.testing.assert_array_equal(table["beta"], beta)
@@ -272,7 +276,7 @@ def test_cli_protein_blosum62(tmp_path, cli):
     out = tmp_path / "psse.tsv"
     psse(cli, "-i", fasta, "--pairs", pairs, "-o", out, "--alphabet", "protein")
     table = pd.read_csv(out, sep="\t")
-    scheme = LocalScheme.matrix("BLOSUM62", 11, 1)
+    scheme = LocalScheme.from_matrix("BLOSUM62", 11, 1)
     want = [parasail_score(seqs[a].upper(), seqs[b].upper(), scheme, parasail.blosum62)
             for a, b in ((1, 0), (2, 0), (3, 1))]
     assert table["score"].tolist() == want
@@ -280,7 +284,7 @@ def test_cli_protein_blosum62(tmp_path, cli):
     # --gap-open/--gap-extend and --matrix reach the engine
     psse(cli, "-i", fasta, "--pairs", pairs, "-o", out, "--alphabet", "protein",
          "--matrix", "PAM250", "--gap-open", 10, "--gap-extend", 2)
-    scheme = LocalScheme.matrix("PAM250", 10, 2)
+    scheme = LocalScheme.from_matrix("PAM250", 10, 2)
     want = [parasail_score(seqs[a].upper(), seqs[b].upper(), scheme, parasail.pam250)
             for a, b in ((1, 0), (2, 0), (3, 1))]
     assert pd.read_csv(out, sep="\t")["score"].tolist() == want
@@ -289,10 +293,10 @@ def test_cli_protein_blosum62(tmp_path, cli):
 @pytest.mark.parametrize("argv, scheme", [
     ([], LocalScheme.dna(2, -3, 5, 2)),
     (["--match", "1", "--mismatch", "-2", "--gap-extend", "3"], LocalScheme.dna(1, -2, 5, 3)),
-    (["--matrix", "NUC.4.4"], LocalScheme.matrix("NUC.4.4", 5, 2, alphabet="dna")),
-    (["--alphabet", "protein"], LocalScheme.matrix("BLOSUM62", 11, 1)),
+    (["--matrix", "NUC.4.4"], LocalScheme.from_matrix("NUC.4.4", 5, 2, alphabet="dna")),
+    (["--alphabet", "protein"], LocalScheme.from_matrix("BLOSUM62", 11, 1)),
     (["--alphabet", "protein", "--matrix", "PAM30", "--gap-open", "9"],
-     LocalScheme.matrix("PAM30", 9, 1)),
+     LocalScheme.from_matrix("PAM30", 9, 1)),
 ])
 def test_scheme_defaults(argv, scheme):
     from seqpairs.cli import build_parser
@@ -319,7 +323,7 @@ def test_cli_empty_pairs_file_gives_an_empty_table(tmp_path, cli, dna):
     pairs.write_text("query\ttarget\tid\n")
     out = tmp_path / "psse.tsv"
     psse(cli, "-i", fasta, "--pairs", pairs, "-o", out)
-    assert out.read_text() == "\t".join(psse_stage.COLUMNS) + "\n"
+    assert out.read_text() == "\t".join(COLUMNS) + "\n"
 
 
 def test_cli_plots(tmp_path, cli, dna):
@@ -351,11 +355,11 @@ def test_shuffle_pvalues_are_uniform_under_the_true_fit():
     shuffled = np.round(stats.gumbel_r.rvs(mu[:, None], beta[:, None], size=(3, 3000),
                                            random_state=rng)).astype(np.int32)
     table = pd.DataFrame({"mu": mu, "beta": beta})
-    p = psse_plots.shuffle_pvalues(table, shuffled)
+    p = psse_figures.shuffle_pvalues(table, shuffled)
     assert stats.kstest(p, "uniform").pvalue > 0.01
     # ... and not uniform under a wrong one
     table["beta"] *= 1.2
-    assert stats.kstest(psse_plots.shuffle_pvalues(table, shuffled), "uniform").pvalue < 1e-6
+    assert stats.kstest(psse_figures.shuffle_pvalues(table, shuffled), "uniform").pvalue < 1e-6
 
 
 # --- bad input: one line, exit 2 -------------------------------------------------------
@@ -438,3 +442,16 @@ def test_gpu_backend_gives_the_cpu_bytes(tmp_path, cli, dna):
                            "--backend", backend, "--shuffles", "300", "--seed", "9")
         assert code == 0, err
     assert out["gpu"].read_bytes() == out["cpu"].read_bytes()
+
+
+def test_gpu_backend_without_a_gpu_is_one_line(tmp_path, cli, dna):
+    from seqpairs.backends import gpu
+
+    if gpu.available():
+        pytest.skip("a CUDA GPU is visible to CuPy")
+    fasta, kept, _ = dna
+    code, _, err = cli("-q", "psse", "-i", fasta, "--pairs", kept, "-o", tmp_path / "o.tsv",
+                       "--backend", "gpu")
+    assert (code, err) == (2, "seqpairs: error: --backend gpu: no CUDA GPU visible to CuPy "
+                              "(is cupy installed?)\n")
+    assert not (tmp_path / "o.tsv").exists()

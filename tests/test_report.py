@@ -4,23 +4,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from seqpairs import report
 from seqpairs.cli import main
+from seqpairs.errors import UserError
+from seqpairs.report import summary as report
 
 DATASET = "sim.a"  # a dot, as dataset names may have: sim.a.tsv is not sim.tsv
 PNGS = ("lengths.png", "distances.png", "funnel.png", "clusters.png")
 
 
-def write_benchmark(path, *seconds):
-    """A Snakemake benchmark file, one row per repeat."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = "".join(f"{s}\t0:00:00\t100.0\n" for s in seconds)
-    path.write_text(f"s\th:m:s\tmax_rss\n{rows}")
+def write_times(path, *rows):
+    """A times table as the workflow's report_times writes it: (rule, seconds, edge_list)."""
+    path.write_text("rule\tseconds\tedge_list\n" + "".join(
+        f"{rule}\t{seconds}\t{edge_list}\n" for rule, seconds, edge_list in rows))
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    """The real stages on a few simulated reads, and hand-written benchmark files."""
+    """The real stages on a few simulated reads, and hand-written times tables."""
     d = tmp_path_factory.mktemp("report")
 
     def stage(*argv):
@@ -31,7 +31,7 @@ def run_dir(tmp_path_factory):
     stage("ingest", "-i", f"s1={d}/sim/sample1.fastq.gz", "-i", f"s2={d}/sim/sample2.fastq.gz",
           "-o", d / "unique.fasta", "--abundance", d / "abundance.tsv", "--report",
           d / "report.tsv")
-    stage("bin", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
+    stage("binning", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
           "--bin-width", 2, "--tile-pairs", 100)
     stage("distance", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles",
           d / "tiles.tsv", "--backend", "cpu", "--threads", 1, "--max-distance", 0.1,
@@ -43,20 +43,11 @@ def run_dir(tmp_path_factory):
           "--shuffles", 20, "--alpha", 1e-60, "--backend", "cpu", "--threads", 1)
     stage("cluster", "--linkage", "greedy", "--identity", 0.97, "--pairs", d / "kept.tsv",
           "--fasta", d / "unique.fasta", "--abundance", d / "abundance.tsv", "-o", d / "otus")
-    b = d / "benchmarks"
-    write_benchmark(b / "ingest" / f"{DATASET}.tsv", 0.5)
-    write_benchmark(b / "binning" / f"{DATASET}.tsv", 0.25)
-    write_benchmark(b / "distance" / f"{DATASET}.tsv", 2.0, 4.0)  # two repeats: mean 3
-    write_benchmark(b / "distance_shard" / DATASET / "0-of-2.tsv", 1.5)
-    write_benchmark(b / "distance_shard" / DATASET / "1-of-2.tsv", 2.5)
-    write_benchmark(b / "distance_shard" / DATASET / "0-of-3.tsv", 100)  # other shard count
-    write_benchmark(b / "distance_merge" / f"{DATASET}.tsv", 0.5)
-    write_benchmark(b / "filter" / f"{DATASET}.tsv", 1.25)
-    write_benchmark(b / "filter" / "sim.tsv", 50)  # another dataset
-    write_benchmark(b / "psse" / f"{DATASET}.tsv", 0.75)
-    write_benchmark(b / "cluster" / f"{DATASET}.tsv", 0.125)
-    write_benchmark(b / "report" / f"{DATASET}.tsv", 60)  # the report's own: not read
-    write_benchmark(b / "simulate" / "simulate.tsv", 9)  # of no dataset
+    write_times(d / "times.tsv", ("ingest", 0.5, False), ("binning", 0.25, False),
+                ("distance", 3.0, True), ("filter", 1.25, False), ("psse", 0.75, False),
+                ("cluster", 0.125, False))
+    write_times(d / "sharded.tsv", ("ingest", 0.5, False), ("distance_shard", 4.0, True),
+                ("distance_merge", 0.5, True), ("distance_export", 7.0, False))
     return d
 
 
@@ -65,12 +56,12 @@ def options(d, out, *extra):
             "--unique", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
             "--edges", d / "edges.npz", "--kept", d / "kept.tsv", "--psse", d / "psse.tsv",
             "--membership", d / "otus.membership.tsv", "--otu-table", d / "otus.otu_table.tsv",
-            "--benchmarks", d / "benchmarks", "--distance-backend", "cpu", "--gpus", 0, "-o", out,
+            "--times", d / "times.tsv", "--distance-backend", "cpu", "--gpus", 0, "-o", out,
             *extra]
 
 
-def summary_of(cli, run_dir, out, *extra):
-    code, _, err = cli(*options(run_dir, out, *extra))
+def summary_of(cli, argv, out):
+    code, _, err = cli(*argv)
     assert code == 0, err
     table = pd.read_csv(out / "summary.tsv", sep="\t", dtype=str)
     assert list(table.columns) == ["item", "value"]
@@ -79,7 +70,7 @@ def summary_of(cli, run_dir, out, *extra):
 
 def test_summary_values(cli, run_dir, tmp_path):
     d = run_dir
-    got = summary_of(cli, d, tmp_path)
+    got = summary_of(cli, options(d, tmp_path), tmp_path)
     ingest = pd.read_csv(d / "report.tsv", sep="\t", dtype=str, keep_default_na=False)
     n = (d / "unique.fasta").read_text().count(">")
     tiles = pd.read_csv(d / "tiles.tsv", sep="\t")
@@ -113,24 +104,27 @@ def test_summary_values(cli, run_dir, tmp_path):
 
 
 def test_sharded_distance_time(cli, run_dir, tmp_path):
-    got = summary_of(cli, run_dir, tmp_path, "--shards", 2)
-    # shards 0-of-2 and 1-of-2 plus the merge; not distance/ nor the 0-of-3 shard
+    argv = replace(options(run_dir, tmp_path), "--times", run_dir / "sharded.tsv")
+    got = summary_of(cli, argv, tmp_path)
+    # the edge-list rules (the shards and the merge), not the export
     assert got["distance time (s)"] == "4.50"
-    assert (got["time distance_shard (s)"], got["time distance_merge (s)"]) == ("4.00", "0.50")
+    assert (got["time distance_shard (s)"], got["time distance_merge (s)"],
+            got["time distance_export (s)"]) == ("4.00", "0.50", "7.00")
     assert "time distance (s)" not in got
     cells = int(got["distance cells"])
     assert float(got["distance GCUPS"]) == pytest.approx(cells / 4.5 / 1e9, rel=1e-3)
 
 
-def test_without_psse_or_otu_table(cli, run_dir, tmp_path):
+def test_without_psse_otu_table_or_times(cli, run_dir, tmp_path):
     argv = options(run_dir, tmp_path)
-    for option in ("--psse", "--otu-table"):
+    for option in ("--psse", "--otu-table", "--times"):
         k = argv.index(option)
         del argv[k:k + 2]
     code, _, err = cli(*argv)
     assert code == 0, err
     items = pd.read_csv(tmp_path / "summary.tsv", sep="\t")["item"].tolist()
     assert "significant" not in items and "clusters" in items
+    assert not [item for item in items if "time" in item or "GCUPS" in item]
 
 
 def test_pngs_are_images_and_the_same_bytes_twice(cli, run_dir, tmp_path):
@@ -166,7 +160,7 @@ def test_cluster_sizes(run_dir, tmp_path):
     reads = report.cluster_sizes(tmp_path / "m.tsv", None, ["c", "b", "a"], np.array([4, 3, 5]),
                                  "x.fasta")
     assert reads.tolist() == [7, 5]
-    with pytest.raises(report.UserError, match="cluster totals differ"):
+    with pytest.raises(UserError, match="cluster totals differ"):
         report.cluster_sizes(d / "otus.membership.tsv", d / "otus.otu_table.tsv", ids,
                              sizes + 1, "unique.fasta")
 
@@ -187,7 +181,10 @@ def replace(argv, option, value):
     ("--psse", None, "no such file"),
     ("--membership", None, "no such file"),
     ("--otu-table", None, "no such file"),
-    ("--benchmarks", None, "no such folder"),
+    ("--times", None, "no such file"),
+    ("--times", "rule\tseconds\n", "no column edge_list"),
+    ("--times", "rule\tseconds\tedge_list\nfilter\tslow\tFalse\n", ":2: seconds 'slow' is not a number"),
+    ("--times", "rule\tseconds\tedge_list\ndistance\t1\tyes\n", ":2: edge_list must be True or False"),
     ("--ingest-report", "sample\trecords\ns1\t5\n", "no single row `all`"),
     ("--ingest-report", "sample\trecords\nall\tfive\n", "records 'five' is not an integer"),
     ("--unique", "", "no FASTA records"),
@@ -211,20 +208,6 @@ def test_bad_inputs(cli, run_dir, tmp_path, option, content, message):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
-def test_bad_benchmarks(cli, run_dir, tmp_path):
-    root = tmp_path / "benchmarks"
-    write_benchmark(root / "ingest" / f"{DATASET}.tsv", 1)
-    argv = replace(options(run_dir, tmp_path / "out"), "--benchmarks", root)
-    code, _, err = cli(*argv)  # no distance benchmark
-    assert code == 2 and "distance" in err and "--shards" in err
-    code, _, err = cli(*argv, "--shards", 2)
-    assert code == 2 and f"distance_shard/{DATASET}/0-of-2.tsv: no such file" in err
-    (root / "distance").mkdir()
-    (root / "distance" / f"{DATASET}.tsv").write_text("h:m:s\n0:00:01\n")
-    code, _, err = cli(*argv)
-    assert code == 2 and "no column s" in err
-    (root / "distance" / f"{DATASET}.tsv").write_text("s\n")
-    code, _, err = cli(*argv)
-    assert code == 2 and "no benchmark rows" in err
-    code, _, err = cli(*argv, "--gpus", -1)
+def test_negative_gpus(cli, run_dir, tmp_path):
+    code, _, err = cli(*options(run_dir, tmp_path / "out"), "--gpus", -1)
     assert code == 2 and "--gpus" in err

@@ -9,7 +9,7 @@ import pytest
 from Bio import SeqIO
 
 import seqpairs.cli
-from seqpairs.simulate import Params, make_community, text
+from seqpairs.reads.simulate import Params, make_community, text
 
 FILES = ["references.fasta", "sample1.fastq.gz", "sample2.fastq.gz", "sample3.fastq.gz", "truth.tsv"]
 

@@ -2,7 +2,7 @@
 
 Runs a tiny simulated configuration twice, in two copies of the workflow: once with
 `--profile profiles/slurm` (every job submitted with sbatch by the executor plugin; the
-distance rule as an MPI job, `srun -n 2 seqpairs distance ...`) and once locally with
+distance rule as an MPI job, `srun -n 2 ... seqpairs distance ...`) and once locally with
 `--cores 2` (one process, no MPI), then compares every result file byte for byte.
 
 Skipped where SLURM cannot be used: no `sinfo`, no idle node with 2 CPUs, or no
@@ -55,9 +55,11 @@ TINY = {
         },
     },
 }
+# How the rules run seqpairs (workflow/rules/common.smk: from the workflow's source tree)
+SEQPAIRS = r"python3 -m seqpairs"
 RULES = {
     "simulate", "ingest", "binning", "distance", "distance_export", "filter", "cluster",
-    "cluster_greedy", "report",
+    "cluster_pairs", "report",
 }
 
 
@@ -239,7 +241,7 @@ def test_every_job_ran_as_a_slurm_job(on_slurm, local):
 def test_distance_ran_as_an_mpi_job_of_two_tasks(on_slurm, local):
     workdir, output = on_slurm
     assert re.search(
-        r"srun --cpus-per-task=1 -n 2 seqpairs distance -i results/ingest/tiny/unique\.fasta",
+        rf"srun --cpus-per-task=1 -n 2 {SEQPAIRS} distance -i results/ingest/tiny/unique\.fasta",
         output)
     # the full-matrix exports run one process
     assert not re.search(r"(srun|mpiexec)\b.* seqpairs distance .*--(condensed|seqdist)", output)
@@ -267,7 +269,7 @@ def test_local_mpi_run_gives_the_same_bytes(local, tmp_path):
     proc = snakemake(workdir, "--cores", "2", "--printshellcmds", "--forcerun", "distance",
                      "--set-resources", "distance:tasks=2", env=env)
     output = proc.stdout + proc.stderr
-    assert len(re.findall(r"mpiexec -n 2 seqpairs distance", output)) == len(TINY["datasets"])
+    assert len(re.findall(rf"mpiexec -n 2 {SEQPAIRS} distance", output)) == len(TINY["datasets"])
     for dataset in TINY["datasets"]:
         edges = f"results/distance/{dataset}/edges.npz"
         assert (workdir / edges).read_bytes() == (local / edges).read_bytes(), edges

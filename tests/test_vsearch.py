@@ -1,6 +1,6 @@
 """`seqpairs filter --scoring vsearch` against vsearch's `--allpairs_global`, and its traceback
-(traceback_affine.py) against the plain reference (reference_affine.vsearch_traceback) and
-the affine score kernel.
+(backends/cpu/trace_affine.py) against the plain reference (reference_affine.vsearch_traceback)
+and the affine score kernel.
 
 The tests that run vsearch are skipped when it is not installed (.ci/run installs it);
 the hand-made pairs carry vsearch 2.22.1's own output and run everywhere.
@@ -19,15 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_affine
-from seqpairs import filter as seqfilter
-from seqpairs.affine import AffineScheme
-from seqpairs.backends.cpu_affine import align_pairs
+from seqpairs import backends, scoring
+from seqpairs.backends.alignments import COUNTS
+from seqpairs.backends.cpu.affine import aligner
+from seqpairs.backends.cpu.trace_affine import trace_pairs
 from seqpairs.cli import main
-from seqpairs.identity import IDDEFS
-from seqpairs.scoring import VSEARCH
-from seqpairs.sequences import SequenceSet, encode
-from seqpairs.traceback import COUNTS
-from seqpairs.traceback_affine import trace_pairs
+from seqpairs.formats.fasta import SequenceSet
+from seqpairs.pairs import filter as seqfilter
+from seqpairs.pairs.identity import IDDEFS
+from seqpairs.scoring import AffineScheme
+from seqpairs.scoring.alphabet import DNA
+from seqpairs.scoring.alphabet import encode_all as encode
 from test_filter import mutate
 
 VSEARCH_BIN = shutil.which("vsearch")
@@ -37,11 +39,14 @@ needs_vsearch = pytest.mark.skipif(VSEARCH_BIN is None,
 FIELDS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
           "tilo", "tihi", "ql", "tl", "caln", "raw", "id0", "id1", "id2", "id3", "id4"]
 PERCENT = ["id", "id0", "id1", "id2", "id3", "id4"]
+VSEARCH = scoring.get("vsearch")
+CPU = backends.select("cpu")
 SCHEMES = {
     "vsearch": VSEARCH,
-    # any substitution matrix (traceback_affine's general loop), end gaps dearer than inside
-    "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3),
-                                (-2, -5, -4, 4)), 4, 1, 6, 2),
+    # any substitution matrix (trace_affine's general loop), end gaps dearer than inside;
+    # rows and columns A, C, G, T
+    "asymmetric": AffineScheme(DNA, ((3, -2, -1, -5), (-4, 2, -6, -1), (-2, -5, 4, -4),
+                                     (-6, 0, -3, 1)), 4, 1, 6, 2),
     "linear": AffineScheme.dna(2, -3, 0, 3),
     "ties": AffineScheme.dna(1, -2, 0, 1),  # a mismatch costs as much as two gaps
     "zero": AffineScheme.dna(0, 0, 0, 0),  # every path ties: the tie rules alone decide
@@ -77,6 +82,11 @@ def random_pairs(seed, n):
     return list(zip(seqs[::2], seqs[1::2]))
 
 
+def align_pairs(codes, offsets, pa, pb, scheme):
+    """(score, length) of the pairs (pa[k] as A, pb[k] as B) on the CPU affine kernel."""
+    return aligner(codes, offsets, scheme)(pa, pb)
+
+
 def cigar(cols):
     """vsearch's CIGAR of reference columns (D: A's letter against a gap, I: B's)."""
     ops = ["I" if x == "-" else "D" if y == "-" else "M" for x, y in cols]
@@ -85,7 +95,7 @@ def cigar(cols):
 
 
 def vsearch_counts(a, b, cols):
-    """traceback.COUNTS of reference columns, terminal gaps trimmed as vsearch's align_trim."""
+    """alignments.COUNTS of reference columns, terminal gaps trimmed as vsearch's align_trim."""
     ops = ["I" if x == "-" else "D" if y == "-" else "M" for x, y in cols]
     runs = [(op, len(list(g))) for op, g in itertools.groupby(ops)]
     trim = {"q_left": 0, "t_left": 0, "q_right": 0, "t_right": 0}
@@ -320,16 +330,17 @@ def test_skipped_pairs_cannot_pass(iddef, identity):
     """filter_affine (length-ratio skip for iddef 1 and 4, blocks) equals tracing every pair."""
     s = sequence_set(length_boundary_sequences())
     q, t = np.triu_indices(s.n, 1)
-    every = seqfilter.affine_table(s, VSEARCH, q, t, identity, iddef)
+    every = seqfilter.affine_table(s, VSEARCH, CPU, q, t, identity, iddef)
     assert len(every) > 0
     for block_pairs in (7, seqfilter.BLOCK_PAIRS):
         pd.testing.assert_frame_equal(
-            seqfilter.filter_affine(s, VSEARCH, identity, iddef, block_pairs=block_pairs), every)
+            seqfilter.filter_affine(s, VSEARCH, CPU, identity, iddef,
+                                    block_pairs=block_pairs), every)
 
 
 def test_boundary_pair_is_kept_by_iddef_1():
     s = sequence_set(length_boundary_sequences())
-    table = seqfilter.filter_affine(s, VSEARCH, 0.97, 1)
+    table = seqfilter.filter_affine(s, VSEARCH, CPU, 0.97, 1)
     row = table[(table["query"] == "s0") & (table["target"] == "s1")]
     assert row[["id", "caln"]].values.tolist() == [[97.0, "97M3I"]]
 

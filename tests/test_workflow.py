@@ -20,9 +20,12 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles")
+# the workflow runs seqpairs from its own source tree (src/, with gpu_kernels/)
+WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles", "src", "gpu_kernels")
 
 STRICT_ALPHA = 1e-60
+# How the rules run seqpairs (from the workflow's own src/ on PYTHONPATH: common.smk)
+SEQPAIRS = r"python3 -m seqpairs"
 def two_samples() -> dict[str, str]:
     """The simulated samples every tiny dataset reads (a fresh dict each)."""
     return {f"s{k}": f"resources/simulated/sample{k}.fastq.gz" for k in (1, 2)}
@@ -89,7 +92,8 @@ def copy_workflow(dest: Path, config: dict | None = None) -> Path:
     for part in WORKFLOW_PARTS:
         src = REPO / part
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, dest / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
             shutil.copy2(src, dest / part)
     if config is not None:
@@ -105,7 +109,7 @@ def snakemake(workdir: Path, *args: str, check: bool = True,
               bin_dir: Path | None = None) -> subprocess.CompletedProcess:
     """Run `python -m snakemake` in `workdir`, with this Python's scripts (seqpairs) on PATH.
 
-    `bin_dir` goes first on PATH (to replace `seqpairs`).
+    `bin_dir` goes first on PATH (to replace `python3`).
     """
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join(
@@ -145,10 +149,12 @@ def planned_jobs(proc: subprocess.CompletedProcess) -> list[tuple[str, str | Non
 
 
 def and_report(expected):
-    """`expected` jobs plus the report job of each of their datasets (it reads every
-    stage's last output, so it reruns with any of them)."""
+    """`expected` jobs plus the report jobs of each of their datasets (report_times reads
+    the benchmark file of every job, report every stage's last output, so they rerun with
+    any of them)."""
     datasets = sorted({dataset for _, dataset in expected if dataset})
-    return sorted(expected + [("report", dataset) for dataset in datasets])
+    return sorted(expected + [(rule, dataset) for dataset in datasets
+                              for rule in ("report", "report_times")])
 
 
 def read_fasta_ids(path: Path) -> list[str]:
@@ -157,13 +163,6 @@ def read_fasta_ids(path: Path) -> list[str]:
 
 def tsv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype={"id": str, "centroid": str})
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"), TINY)
-    snakemake(workdir, "--cores", "2")
-    return workdir
 
 
 def results(run: Path, stage: str, dataset: str = "tiny") -> Path:
@@ -290,7 +289,8 @@ def test_outputs_reference_lists_every_column(run):
         "results/benchmarks/distance_shard/D/K-of-N.tsv",
         "results/benchmarks/distance_merge/D.tsv",
         "results/benchmarks/distance_export/D/EXPORT.tsv",
-        "results/benchmarks/simulate/simulate.tsv"}
+        "results/benchmarks/distance_mothur/D.tsv",
+        "results/benchmarks/simulate/simulate.tsv", "results/report/D/times.tsv"}
 
 
 def test_simulated_inputs(run):
@@ -380,12 +380,13 @@ def test_vsearch_filter_reads_no_edge_list(run):
 
 
 def test_sharded_dataset_gives_the_bytes_of_the_unsharded_one(run):
-    from seqpairs import binning, mpi
-    from seqpairs.tables import read_tsv
+    from seqpairs import parallel
+    from seqpairs.formats.tables import read_tsv
+    from seqpairs.pairs import tiling
 
     # the test means something only when every shard has tiles to compute
-    tiles = read_tsv(results(run, "binning", "tiny.sharded") / "tiles.tsv", binning.TILE_COLUMNS)
-    assert set(mpi.assign(tiles, 3)) == {0, 1, 2}
+    tiles = read_tsv(results(run, "binning", "tiny.sharded") / "tiles.tsv", tiling.TILE_COLUMNS)
+    assert set(parallel.assign(tiles["cells"], 3)) == {0, 1, 2}
     for name in ("distance/{}/edges.npz", "filter/{}/kept.tsv", "cluster/{}/otus.list",
                  "cluster/{}/otus.otu", "cluster/{}/otus.membership.tsv",
                  "cluster/{}/otus.otu_table.tsv", "cluster/{}/otus.centroids.fasta"):
@@ -407,13 +408,14 @@ def test_each_dataset_has_one_edge_list_rule(run):
 
 
 def fail_shard(bin_dir: Path, shard: str) -> Path:
-    """A `seqpairs` in bin_dir that fails for `--shard SHARD` and runs the real one otherwise."""
+    """A `python3` in bin_dir (the rules run `python3 -m seqpairs`) that fails for
+    `--shard SHARD` and runs this Python otherwise."""
     bin_dir.mkdir()
-    script = bin_dir / "seqpairs"
+    script = bin_dir / "python3"
     script.write_text(
         "#!/bin/sh\n"
         f'case " $* " in *" --shard {shard} "*) echo "simulated failure" >&2; exit 1;; esac\n'
-        f'exec {shlex.quote(sys.executable)} -m seqpairs "$@"\n')
+        f'exec {shlex.quote(sys.executable)} "$@"\n')
     script.chmod(0o755)
     return bin_dir
 
@@ -478,7 +480,7 @@ def read_pairs(path: Path) -> pd.DataFrame:
 
 @pytest.mark.parametrize("dataset", PSSE_DATASETS)
 def test_psse_table_has_a_row_per_kept_pair_and_the_plots(run, dataset):
-    from seqpairs.psse import COLUMNS
+    from seqpairs.stats.psse import COLUMNS
 
     kept = read_pairs(results(run, "filter", dataset) / "kept.tsv")
     table = read_pairs(results(run, "psse", dataset) / "psse.tsv")
@@ -530,14 +532,15 @@ def test_greedy_clusters_of_psse_datasets_use_only_significant_pairs(run, tmp_pa
 
 
 def test_greedy_command_without_psse_is_the_one_before_the_stage(run):
-    # psse disabled: the same command as before PSSE existed, so the same files and bytes
+    # psse disabled: the same command as before PSSE existed (its words), so the same
+    # files and bytes
     proc = snakemake(run, "--dry-run", "--printshellcmds", "--force",
                      "results/cluster/tiny.greedy/otus.membership.tsv",
                      "results/cluster/tiny.psse/otus.membership.tsv")
-    commands = sorted(line.split("Shell command: ")[-1]
+    commands = sorted(" ".join(re.sub(rf"^.*{SEQPAIRS} ", "", line).split())
                       for line in (proc.stdout + proc.stderr).splitlines()
                       if "seqpairs cluster" in line)
-    before = ("seqpairs cluster --linkage greedy --identity 0.97"
+    before = ("cluster --linkage greedy --identity 0.97"
               " --pairs results/filter/{0}/kept.tsv --fasta results/ingest/{0}/unique.fasta"
               " --abundance results/ingest/{0}/abundance.tsv -o results/cluster/{0}/otus"
               " > logs/cluster/{0}/cluster.log 2>&1")
@@ -550,14 +553,15 @@ def test_psse_runs_as_mpi_ranks_like_distance(run):
                      "--dry-run", "--cores", "2", "--printshellcmds", "--forcerun", "psse", "distance",
                      "--set-resources", "psse:tasks=2", "psse:mpi='srun'", "distance:tasks=3")
     output = proc.stdout + proc.stderr
-    assert re.search(r"srun --cpus-per-task=2 -n 2 seqpairs psse -i "
+    assert re.search(rf"srun --cpus-per-task=2 -n 2 {SEQPAIRS} psse -i "
                      r"results/ingest/tiny\.psse/unique\.fasta", output), output
-    assert "mpiexec -n 3 seqpairs distance -i results/ingest/tiny/unique.fasta" in output
+    assert re.search(rf"mpiexec -n 3 {SEQPAIRS} distance -i results/ingest/tiny/unique\.fasta",
+                     output), output
     # config psse.tasks is the default of the resource
     proc = dry_run_proc(run, with_override(TINY, "tiny.psse", "psse", tasks=2),
                         "results/psse/tiny.psse/psse.tsv", "--printshellcmds", "--forcerun",
                         "psse")
-    assert "mpiexec -n 2 seqpairs psse -i" in proc.stdout + proc.stderr
+    assert re.search(rf"mpiexec -n 2 {SEQPAIRS} psse -i", proc.stdout + proc.stderr)
     # tasks is no parameter: unforced, nothing reruns
     assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", tasks=2)) == []
 
@@ -631,9 +635,9 @@ def test_filter_param_change_reruns_filter_and_what_reads_it(run):
     # complete linkage does not read the filter's pairs: only the filter reruns
     jobs = dry_run_with(run, with_override(TINY, "tiny", "filter", identity=0.99))
     assert sorted(jobs) == and_report([("all", None), ("filter", "tiny")])
-    # greedy clustering reads them: filter and cluster_greedy rerun
+    # greedy clustering reads them: filter and cluster_pairs rerun
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "filter", identity=0.99))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.greedy"),
+    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.greedy"),
                                        ("filter", "tiny.greedy")])
 
 
@@ -660,16 +664,16 @@ def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
 def test_psse_switch_and_param_changes_rerun_what_they_change(run):
     # enabled on a greedy dataset: PSSE, and its clusters from the significant pairs
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "psse", enabled=True))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.greedy"),
+    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.greedy"),
                             ("psse", "tiny.greedy")])
     # hierarchical linkage reads distances, not pairs: only the PSSE outputs are added
     jobs = dry_run_with(run, with_override(TINY, "tiny", "psse", enabled=True))
     assert sorted(jobs) == and_report([("all", None), ("psse", "tiny")])
     # disabled again: the clusters of every kept pair
     jobs = dry_run_with(run, with_override(TINY, "tiny.psse", "psse", enabled=False))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.psse")])
+    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.psse")])
     jobs = dry_run_with(run, with_override(TINY, "tiny.psse.strict", "psse", alpha=0.01))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_greedy", "tiny.psse.strict"),
+    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.psse.strict"),
                             ("psse", "tiny.psse.strict")])
     assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", threads=1)) == []
 
@@ -696,7 +700,7 @@ def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_pa
     jobs = planned_jobs(snakemake(work, "--dry-run", "--cores", "2"))
     assert {dataset for _, dataset in jobs} == {"spaced", None}
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster", "distance", "filter", "ingest", "report"]
+        "all", "binning", "cluster", "distance", "filter", "ingest", "report", "report_times"]
     snakemake(work, "--cores", "2")
     # same reads as `tiny`, so the same uniques and clusters
     for name in ("ingest/{}/unique.fasta", "cluster/{}/otus.list"):
@@ -713,7 +717,8 @@ def test_default_config_plans_the_whole_example(tmp_path):
     workdir = copy_workflow(tmp_path / "default")
     jobs = planned_jobs(snakemake(workdir, "--dry-run", "--cores", "2"))
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster_greedy", "distance", "filter", "ingest", "report", "simulate"]
+        "all", "binning", "cluster_pairs", "distance", "filter", "ingest", "report",
+        "report_times", "simulate"]
     assert {dataset for _, dataset in jobs} == {"example", None}
 
 

@@ -5,9 +5,12 @@ Marked `gpu`; skipped where CuPy sees no CUDA device.
 import numpy as np
 import pytest
 
-from seqpairs.affine import AffineScheme
-from seqpairs.backends import cpu_affine, gpu
-from seqpairs.sequences import encode
+from seqpairs.backends import gpu
+from seqpairs.backends.cpu import affine as cpu_affine
+from seqpairs.backends.gpu import affine as gpu_affine
+from seqpairs.scoring import AffineScheme
+from seqpairs.scoring.alphabet import DNA
+from seqpairs.scoring.alphabet import encode_all as encode
 
 from .test_gpu_distance import random_pairs, read_acgt
 
@@ -25,8 +28,9 @@ SCHEMES = {
     # many optimal paths of different lengths: the shortest-length rule decides
     "ties": AffineScheme.dna(1, -2, 0, 1),
     "zero": AffineScheme.dna(0, 0, 0, 0),
-    "asymmetric": AffineScheme(((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3),
-                                (-2, -5, -4, 4)), 4, 1, 2, 2),
+    # rows and columns A, C, G, T
+    "asymmetric": AffineScheme(DNA, ((3, -2, -1, -5), (-4, 2, -6, -1), (-2, -5, 4, -4),
+                                     (-6, 0, -3, 1)), 4, 1, 2, 2),
     # scores beyond 16 bits at these lengths: the 64-bit kernel
     "wide": AffineScheme.dna(100, -100, 50, 10, 60, 20),
 }
@@ -34,14 +38,14 @@ SCHEMES = {
 
 def compare(seqs, pa, pb, scheme, max_batch=None):
     codes, offsets = encode(seqs)
-    want = cpu_affine.align_pairs(codes, offsets, pa, pb, scheme)
-    got = gpu.affine_aligner(codes, offsets, scheme, max_batch=max_batch)(pa, pb)
+    want = cpu_affine.aligner(codes, offsets, scheme)(pa, pb)
+    got = gpu_affine.aligner(codes, offsets, scheme, max_batch=max_batch)(pa, pb)
     assert np.array_equal(got[0], want[0]), "scores differ"
     assert np.array_equal(got[1], want[1]), "lengths differ"
 
 
 def test_both_kernel_widths_are_tested():
-    widths = {name: gpu.packed_width(scheme, 3000) for name, scheme in SCHEMES.items()}
+    widths = {name: gpu_affine.packed_width(scheme, 3000) for name, scheme in SCHEMES.items()}
     assert widths["wide"] == 64 and widths["cheap ends"] == 32
 
 
@@ -69,4 +73,4 @@ def test_scores_outside_int8_are_refused():
 
     codes, offsets = encode(["ACGT", "ACGA"])
     with pytest.raises(UserError, match="-128 and 127"):
-        gpu.affine_aligner(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
+        gpu_affine.aligner(codes, offsets, AffineScheme.dna(200, -4, 20, 2))

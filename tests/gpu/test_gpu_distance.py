@@ -10,19 +10,29 @@ from Bio.SeqIO.FastaIO import SimpleFastaParser
 from Bio.SeqIO.QualityIO import FastqGeneralIterator
 
 import reference
-from seqpairs.backends import cpu, gpu
-from seqpairs.sequences import encode
+from seqpairs import backends, scoring
+from seqpairs.backends import gpu
+from seqpairs.backends.gpu import launch
+from seqpairs.backends.gpu import seqdist as gpu_seqdist
+from seqpairs.scoring.alphabet import encode_all as encode
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not gpu.available(), reason="no CUDA GPU visible to CuPy"),
 ]
+CPU = backends.select("cpu")
+SEQDIST = scoring.get("seqdist")
+
+
+def cpu_align(codes, offsets, pa, pb):
+    """The CPU backend's SeqDist kernel: cost, length, matches, aligned, leading."""
+    return CPU.seqdist(codes, offsets, SEQDIST)(pa, pb)
 
 
 def compare(seqs, pa, pb, max_batch=None):
     codes, offsets = encode(seqs)
-    want = cpu.align_pairs(codes, offsets, pa, pb)
-    got = gpu.aligner(codes, offsets, max_batch=max_batch)(pa, pb)
+    want = cpu_align(codes, offsets, pa, pb)
+    got = gpu_seqdist.aligner(codes, offsets, SEQDIST, max_batch=max_batch)(pa, pb)
     assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), "cost bits differ"
     for name, g, w in zip(("length", "matches", "aligned", "leading"), got[1:], want[1:]):
         assert np.array_equal(g, w), f"{name} differs"
@@ -33,8 +43,8 @@ def compare_screen(seqs, pa, pb, max_batch=None, traced=200):
     pairs equal the reference traceback's on `traced` pairs of at most 300 x 300 bp and lie
     between matches and the CPU's aligned columns on all."""
     codes, offsets = encode(seqs)
-    cost, length, matches, aligned, _ = cpu.align_pairs(codes, offsets, pa, pb)
-    got = gpu.screener(codes, offsets, max_batch=max_batch)(pa, pb)
+    cost, length, matches, aligned, _ = cpu_align(codes, offsets, pa, pb)
+    got = gpu_seqdist.screener(codes, offsets, SEQDIST, max_batch=max_batch)(pa, pb)
     assert np.array_equal(got[0].view(np.int64), cost.view(np.int64)), "cost bits differ"
     assert np.array_equal(got[1], length) and np.array_equal(got[2], matches)
     pairs = got[3]
@@ -98,7 +108,7 @@ def test_out_of_memory_shrinks_the_batch(pool_limit, monkeypatch):
     with pytest.raises(cupy.cuda.memory.OutOfMemoryError):
         cupy.empty(1500 * 6000, dtype=cupy.float64)  # that launch's cost column alone
     warnings = []
-    monkeypatch.setattr(gpu.log, "warning", lambda msg, *args: warnings.append(msg % args))
+    monkeypatch.setattr(launch.log, "warning", lambda msg, *args: warnings.append(msg % args))
     compare(seqs, pa, pb)
     assert warnings and all(w.startswith("GPU out of memory at") for w in warnings)
 
@@ -109,7 +119,8 @@ def test_out_of_memory_for_one_block_is_a_clear_error(pool_limit):
     seqs = ["ACGT" * 750] * 4
     pool_limit(1 << 20)  # one block of 128 pairs of 3,000 bp needs ~6.5 MB
     with pytest.raises(UserError, match="GPU out of memory even for 128 pairs of up to 3000 bp"):
-        gpu.aligner(*encode(seqs))(np.zeros(128, dtype=np.int64), np.ones(128, dtype=np.int64))
+        gpu_seqdist.aligner(*encode(seqs), SEQDIST)(np.zeros(128, dtype=np.int64),
+                                                    np.ones(128, dtype=np.int64))
 
 
 def read_acgt(path, limit):
@@ -139,16 +150,18 @@ def test_real_datasets(shared_data, name):
     *(dict(max_distance=0.2, candidate_identity=0.95, iddef=iddef) for iddef in range(5)),
 ])
 def test_distance_stage_gpu_equals_cpu(shared_data, options):
-    from seqpairs import binning, distance
-    from seqpairs.sequences import SequenceSet
+    from seqpairs.formats.fasta import SequenceSet
+    from seqpairs.pairs import distance
+    from seqpairs.pairs import tiling as binning
 
     seqs = read_acgt(shared_data / "C005_454.fa.gz", 300)
     codes, offsets = encode(seqs)
     seqset = SequenceSet([str(k) for k in range(len(seqs))], seqs, np.ones(len(seqs)), codes, offsets)
     bins = binning.make_bins(seqset.lengths, 10)
     tiles = binning.make_tiles(seqset.lengths, bins, 5000)
-    g, gd = distance.compute(seqset, bins, tiles, backend="gpu", **options)
-    c, cd = distance.compute(seqset, bins, tiles, backend="cpu", **options)
+    g, gd = distance.compute(seqset, bins, tiles, backend=backends.select("gpu"),
+                             scheme=SEQDIST, **options)
+    c, cd = distance.compute(seqset, bins, tiles, backend=CPU, scheme=SEQDIST, **options)
     if options.get("dense"):
         assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
     assert np.array_equal(g.i, c.i) and np.array_equal(g.j, c.j)

@@ -5,9 +5,12 @@ Marked `gpu`; skipped where CuPy sees no CUDA device.
 import numpy as np
 import pytest
 
-from seqpairs.backends import cpu_local, gpu, gpu_local
+from seqpairs.backends import gpu
+from seqpairs.backends.cpu import local as cpu_local
+from seqpairs.backends.gpu import kernels
+from seqpairs.backends.gpu import local as gpu_local
 from seqpairs.errors import UserError
-from seqpairs.local import LocalScheme
+from seqpairs.scoring import LocalScheme
 
 from .test_gpu_distance import read_acgt
 
@@ -18,7 +21,7 @@ pytestmark = [
 
 SCHEMES = {
     "dna": LocalScheme.dna(2, -3, 5, 2),  # word profile, 16-bit lanes
-    "blosum62": LocalScheme.matrix("BLOSUM62", 11, 1),  # int8 profile, 16-bit lanes
+    "blosum62": LocalScheme.from_matrix("BLOSUM62", 11, 1),  # int8 profile, 16-bit lanes
 }
 
 
@@ -44,8 +47,8 @@ def pairs_of(rng, scheme, lengths):
 
 def compare(scheme, queries, targets, shuffles, seed=7, keys=None, **options):
     keys = np.arange(len(queries)) * 3 + 5 if keys is None else keys
-    want = cpu_local.psse_scores(scheme, queries, targets, keys, shuffles, seed)
-    got = gpu_local.psse_scores(scheme, queries, targets, keys, shuffles, seed, **options)
+    want = cpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed)
+    got = gpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed, **options)
     assert got[0].dtype == got[1].dtype == np.int32 and got[1].shape == want[1].shape
     assert np.array_equal(got[0], want[0]), "real scores differ"
     assert np.array_equal(got[1], want[1]), "shuffled scores differ"
@@ -88,7 +91,7 @@ def test_scores_at_and_past_the_16_bit_limit():
         assert real[0] == want
     for name, alphabet, lengths in (("HOXD70", "dna", [700, 1000, 40, 699]),
                                     ("PAM250", "protein", [4000, 30, 4100])):
-        scheme = LocalScheme.matrix(name, 10, 1, alphabet=alphabet)
+        scheme = LocalScheme.from_matrix(name, 10, 1, alphabet=alphabet)
         lengths = np.array(lengths)
         fits = gpu_local.fits_16_bits(scheme, lengths, lengths)
         assert not fits.all() and fits.any()
@@ -106,7 +109,7 @@ def test_batches_strips_and_blocks(options):
 
 @pytest.mark.parametrize("scheme, word_profile", [
     (LocalScheme.dna(2, -3, 5, 2), False),
-    (LocalScheme.matrix("NUC.4.4", 10, 1, alphabet="dna"), None),  # 15 letters: int8 profile
+    (LocalScheme.from_matrix("NUC.4.4", 10, 1, alphabet="dna"), None),  # 15 letters: int8 profile
     (LocalScheme.dna(1, -1, 0, 1), None),  # linear gaps
     (LocalScheme("ACGT", ((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3), (-2, -5, -4, 4)),
                  2, 1), None),  # asymmetric: query and target must not swap
@@ -126,13 +129,14 @@ def test_real_reads(shared_data):
 
 
 def test_unwritten_scores_are_caught(monkeypatch):
-    monkeypatch.setattr(gpu_local, "_kernel", lambda *args: lambda *a, **k: None)
+    # every variant's compiled kernel does nothing
+    monkeypatch.setattr(kernels.Variant, "function_handle", lambda self: lambda *a, **k: None)
     seq = np.array([0, 1, 2], np.uint8)
     with pytest.raises(RuntimeError, match="left 6 of 6 scores unwritten"):
-        gpu_local.psse_scores(SCHEMES["dna"], [seq, seq], [seq, seq], np.arange(2), 2, 1)
+        gpu_local.local_scores(SCHEMES["dna"], [seq, seq], [seq, seq], np.arange(2), 2, 1)
 
 
 def test_scores_outside_int8_are_refused():
     seq = np.array([0, 1, 2], np.uint8)
     with pytest.raises(UserError, match="between -128 and 127"):
-        gpu_local.psse_scores(LocalScheme.dna(200, -3, 5, 2), [seq], [seq], np.arange(1), 2, 1)
+        gpu_local.local_scores(LocalScheme.dna(200, -3, 5, 2), [seq], [seq], np.arange(1), 2, 1)

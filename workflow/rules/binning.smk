@@ -7,11 +7,13 @@ rule binning:
     log:
         "logs/binning/{dataset}/binning.log",
     benchmark:
-        "results/benchmarks/binning/{dataset}.tsv"
+        benchmark_file("binning")
     conda:
         "../../envs/seqpairs.yaml"
     params:
-        options=binning_options,
+        options=stage_options(
+            "binning", {"bin_width": "--bin-width", "tile_pairs": "--tile-pairs"}
+        ),
     shell:
-        "seqpairs bin -i {input.unique:q} --bins {output.bins:q} --tiles {output.tiles:q}"
-        " {params.options:q} > {log:q} 2>&1"
+        "python3 -m seqpairs binning -i {input.unique:q} --bins {output.bins:q}"
+        " --tiles {output.tiles:q} {params.options:q} > {log:q} 2>&1"

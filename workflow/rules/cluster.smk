@@ -1,3 +1,8 @@
+# One rule per kind of input a clustering method reads (cluster.METHODS[...].reads): the
+# distances (FCluster's linkages: the edge list, or the full matrix as SeqDist text) or
+# the filter's kept pairs (greedy). Both write the OTU tables.
+
+
 rule cluster:
     input:
         distances=cluster_distances,
@@ -13,26 +18,37 @@ rule cluster:
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
-        "results/benchmarks/cluster/{dataset}.tsv"
+        benchmark_file("cluster")
     wildcard_constraints:
-        dataset=datasets_regex(HIERARCHICAL),
+        dataset=datasets_regex(BY_DISTANCES),
     conda:
         "../../envs/seqpairs.yaml"
     params:
-        prefix=cluster_prefix,
-        options=cluster_options,
+        prefix=lambda wildcards, output: output.membership.removesuffix(
+            ".membership.tsv"
+        ),
+        options=stage_options(
+            "cluster",
+            {
+                "linkage": "--linkage",
+                "resolution": "--resolution",
+                "cutoff": "--cutoff",
+                "weighted": "--weighted",
+            },
+        ),
     shell:
-        "seqpairs cluster -i {input.distances:q} {params.options:q}"
+        "python3 -m seqpairs cluster -i {input.distances:q} {params.options:q}"
         " --fasta {input.unique:q} --abundance {input.abundance:q}"
         " -o {params.prefix:q} > {log:q} 2>&1"
 
 
-# psse.enabled: only the kept pairs PSSE finds significant (cluster_psse, --psse in the
-# options). The hierarchical rule above reads distances, not pairs: PSSE does not apply.
-rule cluster_greedy:
+# psse.enabled: only the kept pairs PSSE finds significant (--psse). A dataset without
+# PSSE keeps the command it had before the stage. The rule above reads distances, not
+# pairs: PSSE does not apply there.
+rule cluster_pairs:
     input:
         pairs="results/filter/{dataset}/kept.tsv",
-        psse=cluster_psse,
+        psse=psse_table,
         unique="results/ingest/{dataset}/unique.fasta",
         abundance="results/ingest/{dataset}/abundance.tsv",
     output:
@@ -43,15 +59,20 @@ rule cluster_greedy:
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
-        "results/benchmarks/cluster/{dataset}.tsv"
+        benchmark_file("cluster")
     wildcard_constraints:
-        dataset=datasets_regex(GREEDY),
+        dataset=datasets_regex(BY_PAIRS),
     conda:
         "../../envs/seqpairs.yaml"
     params:
-        prefix=cluster_prefix,
-        options=cluster_greedy_options,
+        prefix=lambda wildcards, output: output.membership.removesuffix(
+            ".membership.tsv"
+        ),
+        options=stage_options(
+            "cluster", {"linkage": "--linkage", "filter.identity": "--identity"}
+        ),
+        psse=option_of_input("--psse", "psse"),
     shell:
-        "seqpairs cluster --linkage greedy {params.options:q} --pairs {input.pairs:q}"
-        " --fasta {input.unique:q} --abundance {input.abundance:q}"
-        " -o {params.prefix:q} > {log:q} 2>&1"
+        "python3 -m seqpairs cluster {params.options:q} {params.psse:q}"
+        " --pairs {input.pairs:q} --fasta {input.unique:q}"
+        " --abundance {input.abundance:q} -o {params.prefix:q} > {log:q} 2>&1"

@@ -1,13 +1,35 @@
-# Helpers shared by the rules: effective per-dataset parameters and the CLI options
-# each rule passes to `seqpairs <stage>`. Functions only (no rules) in this file.
+# Shared by the rules: the effective parameters of each dataset, the command that runs
+# seqpairs from this workflow's own source tree, the MPI launcher of the GPU rules, and
+# the targets. Each stage's option builders sit beside its rules, in its own file.
 
 import copy
 import os
 import re
+import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.sourcecache import LocalSourceFile
 
-STAGES = ("ingest", "binning", "distance", "filter", "psse", "cluster")
+# The workflow's jobs (`python3 -m seqpairs ...`, the scripts) and Snakemake, which asks
+# the clustering and scoring registries while it plans, run seqpairs from this checkout's src/,
+# installed or not: a conda env needs only the third-party packages of envs/*.yaml. Jobs
+# inherit PYTHONPATH from Snakemake (local jobs, conda envs, MPI ranks, SLURM jobs, which
+# read this file again).
+if not isinstance(workflow.current_basedir, LocalSourceFile):
+    raise WorkflowError(
+        "seqpairs runs its jobs from its own source tree: use the workflow "
+        "(or a module of it) from a local checkout"
+    )
+SRC = str(Path(workflow.current_basedir.path).resolve().parents[1] / "src")
+if SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+    )
+sys.path.insert(0, SRC)
+from seqpairs.cluster import METHODS  # noqa: E402
+from seqpairs.scoring import filter_reads_edge_list  # noqa: E402
+
 SIMULATED_DIR = "resources/simulated"
 
 
@@ -30,34 +52,42 @@ def effective_params(dataset):
     """Stage name -> parameters for `dataset`: `defaults` deep-merged with its overrides."""
     overrides = config["datasets"][dataset]
     return {
-        stage: deep_merge(config["defaults"][stage], overrides.get(stage, {}))
-        for stage in STAGES
+        stage: deep_merge(defaults, overrides.get(stage, {}))
+        for stage, defaults in config["defaults"].items()
     }
+
+
+def reads_edge_list(params):
+    """Whether the filter prunes with the distance stage's edge list (the scoring
+    registry says: only under the same scheme)."""
+    return filter_reads_edge_list(
+        params["filter"]["scoring"], params["distance"]["scoring"]
+    )
 
 
 def check_dataset(dataset, params):
     """Cross-key checks the JSON schema cannot express; raise naming the keys."""
     cluster, distance, filter_ = params["cluster"], params["distance"], params["filter"]
-    seqdist_filter = filter_["scoring"] == "seqdist"  # it reads the edge list
-    if seqdist_filter and filter_["identity"] < distance["candidate_identity"]:
+    if reads_edge_list(params) and filter_["identity"] < distance["candidate_identity"]:
         raise WorkflowError(
             f"config: datasets.{dataset}: filter.identity ({filter_['identity']}) is below "
             f"distance.candidate_identity ({distance['candidate_identity']}); the edge list "
             "would miss pairs the filter must see. Lower distance.candidate_identity to at "
             "most filter.identity."
         )
-    if seqdist_filter and filter_["iddef"] != distance["candidate_iddef"]:
+    if reads_edge_list(params) and filter_["iddef"] != distance["candidate_iddef"]:
         raise WorkflowError(
             f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
             f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
         )
-    if cluster["weighted"] and cluster["linkage"] != "average":
+    if cluster["weighted"] and "weighted" not in METHODS[cluster["linkage"]].options:
+        takes = [name for name, m in METHODS.items() if "weighted" in m.options]
         raise WorkflowError(
             f"config: datasets.{dataset}: cluster.weighted is for cluster.linkage "
-            f"average only (linkage is {cluster['linkage']})."
+            f"{' or '.join(takes)} only (linkage is {cluster['linkage']})."
         )
     if (
-        cluster["linkage"] == "complete"
+        METHODS[cluster["linkage"]].reads == "edge list"
         and cluster["cutoff"] > distance["max_distance"]
     ):
         raise WorkflowError(
@@ -73,23 +103,95 @@ for _dataset, _params in PARAMS.items():
     check_dataset(_dataset, _params)
 
 
+# Which rules and files each dataset gets
+SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
+UNSHARDED = [d for d in PARAMS if d not in SHARDED]
+PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
+BY_DISTANCES = [
+    d for d, p in PARAMS.items() if METHODS[p["cluster"]["linkage"]].reads != "pairs"
+]
+BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
+# distance.exports: the file of each. The full matrices are one more distance run each
+# (rule distance_export, its --format the export's name); mothur's pairs are the edge
+# list's within max_distance (rule distance_mothur, a script).
+EXPORTS = {
+    "seqdist": "seqdist.txt",
+    "condensed": "condensed.npy",
+    "phylip": "phylip.dist",
+    "mothur": "mothur.dist",
+}
+FULL_MATRIX_EXPORTS = {
+    name: EXPORTS[name] for name in ("seqdist", "condensed", "phylip")
+}
+# more options of an export's run: the SeqDist text names the sequences
+EXPORT_OPTIONS = {EXPORTS["seqdist"]: ["--ids"]}
+# The distance file of each kind of clustering input (cluster.METHODS: reads)
+DISTANCE_INPUT = {"edge list": "edges.npz", "full matrix": EXPORTS["seqdist"]}
+# seqpairs report's files for each dataset
+REPORT_FILES = (
+    "lengths.png",
+    "distances.png",
+    "funnel.png",
+    "clusters.png",
+    "summary.tsv",
+)
+# The rules that make the edge list (their time is the distance stage's, for GCUPS)
+EDGE_LIST_RULES = ("distance", "distance_shard", "distance_merge")
+
+
 def stage(wildcards, name):
     """Effective parameters of stage `name` for the rule's dataset."""
     return PARAMS[wildcards.dataset][name]
 
 
 def option_list(pairs):
-    """['--flag', 'value', ...] for (flag, value) pairs, leaving out null values."""
+    """['--flag', 'value', ...] for (flag, value) pairs: null and false values left out,
+    a true one as the flag alone."""
     options = []
     for flag, value in pairs:
-        if value is not None:
+        if value is True:
+            options.append(flag)
+        elif value is not None and value is not False:
             options += [flag, str(value)]
+    return options
+
+
+def stage_options(name, flags, fixed=()):
+    """A params function: `fixed`, then the option of each config key of stage `name` of the
+    rule's dataset (`flags`: key -> option; "other.key" reads stage `other`)."""
+
+    def options(wildcards):
+        values = [
+            stage(wildcards, key.split(".")[0] if "." in key else name)[
+                key.split(".")[-1]
+            ]
+            for key in flags
+        ]
+        return [*fixed, *option_list(zip(flags.values(), values))]
+
     return options
 
 
 def datasets_regex(names):
     """Wildcard constraint matching exactly these dataset names (nothing when empty)."""
     return "|".join(re.escape(name) for name in names) if names else "(?!)"
+
+
+def threads_of(name):
+    """The `threads` of a rule: config <name>.threads of the dataset."""
+
+    def threads(wildcards):
+        return stage(wildcards, name)["threads"]
+
+    return threads
+
+
+def benchmark_file(rule_folder, name=None):
+    """A rule's benchmark file: results/benchmarks/<rule>/<dataset>.tsv, or
+    <rule>/<dataset>/<name>.tsv for one of several jobs of a dataset (report_times
+    collates them per rule)."""
+    dataset = "{dataset}" if name is None else f"{{dataset}}/{name}"
+    return f"results/benchmarks/{rule_folder}/{dataset}.tsv"
 
 
 # --- MPI launch ---------------------------------------------------------------------
@@ -157,32 +259,7 @@ def mpi_launcher(name):
     return launcher
 
 
-# --- simulate -------------------------------------------------------------------------
-
-
-def simulated_samples():
-    n = config["simulate"]["samples"]
-    return [f"{SIMULATED_DIR}/sample{k}.fastq.gz" for k in range(1, n + 1)]
-
-
-def simulate_options():
-    s = config["simulate"]
-    return option_list(
-        [
-            ("--references", s["references"]),
-            ("--samples", s["samples"]),
-            ("--reads", s["reads"]),
-            ("--length", s["length"]),
-            ("--seed", s["seed"]),
-            ("--substitution-rate", s["substitution_rate"]),
-            ("--indel-rate", s["indel_rate"]),
-            ("--homopolymer-rate", s["homopolymer_rate"]),
-            ("--divergence", s["divergence"]),
-        ]
-    )
-
-
-# --- ingest ---------------------------------------------------------------------------
+# --- inputs and options that depend on more than the config --------------------------
 
 
 def sample_paths(wildcards):
@@ -192,52 +269,11 @@ def sample_paths(wildcards):
 def ingest_inputs(wildcards, input):
     """['-i', 'NAME=PATH', ...] in the configured sample order."""
     names = config["datasets"][wildcards.dataset]["samples"].keys()
-    args = []
-    for name, path in zip(names, input.samples):
-        args += ["-i", f"{name}={path}"]
-    return args
-
-
-def ingest_options(wildcards):
-    p = stage(wildcards, "ingest")
-    return option_list(
-        [
-            ("--min-length", p["min_length"]),
-            ("--max-length", p["max_length"]),
-            ("--truncate", p["truncate"]),
-            ("--ambiguous", p["ambiguous"]),
-        ]
-    )
-
-
-# --- binning --------------------------------------------------------------------------
-
-
-def binning_options(wildcards):
-    p = stage(wildcards, "binning")
-    return option_list(
-        [("--bin-width", p["bin_width"]), ("--tile-pairs", p["tile_pairs"])]
-    )
-
-
-# --- distance -------------------------------------------------------------------------
-
-
-def distance_threads(wildcards):
-    return stage(wildcards, "distance")["threads"]
-
-
-distance_tasks = mpi_tasks("distance")
-distance_mpi = mpi_program("distance")
-distance_launcher = mpi_launcher("distance")
-
-
-# distance.shards > 1 splits a dataset's edge list into that many jobs (rule
-# distance_shard, each `seqpairs distance --shard K/N`), joined by rule
-# distance_merge; other datasets run rule distance. The count is per dataset, so it
-# is an expand() in an input function, not Snakemake's global scattergather count.
-SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
-UNSHARDED = [d for d in PARAMS if d not in SHARDED]
+    return [
+        arg
+        for name, path in zip(names, input.samples)
+        for arg in ("-i", f"{name}={path}")
+    ]
 
 
 def distance_shards(wildcards):
@@ -251,185 +287,84 @@ def distance_shards(wildcards):
     )
 
 
-def distance_options(wildcards):
-    p = stage(wildcards, "distance")
-    return option_list(
-        [
-            ("--scoring", p["scoring"]),
-            ("--backend", p["backend"]),
-            ("--max-distance", p["max_distance"]),
-            ("--candidate-identity", p["candidate_identity"]),
-            ("--iddef", p["candidate_iddef"]),
-        ]
-    )
-
-
-# distance.exports: file name of each (rule distance_export); its `seqpairs distance --format`
-# is the export's name.
-EXPORTS = {
-    "seqdist": "seqdist.txt",
-    "condensed": "condensed.npy",
-    "phylip": "phylip.dist",
-    "mothur": "mothur.dist",
-}
-
-
-def export_options(wildcards):
-    """Options of an export run: its format; max_distance only for mothur's pairs."""
-    p = stage(wildcards, "distance")
-    export = next(name for name, file in EXPORTS.items() if file == wildcards.export)
-    options = [
-        ("--scoring", p["scoring"]),
-        ("--backend", p["backend"]),
-        ("--format", export),
-    ]
-    if export == "mothur":
-        options.append(("--max-distance", p["max_distance"]))
-    return option_list(options) + (["--ids"] if export == "seqdist" else [])
-
-
-# --- filter ---------------------------------------------------------------------------
-
-
-def filter_threads(wildcards):
-    return stage(wildcards, "filter")["threads"]
+def export_format(wildcards):
+    """`--format` of a full-matrix export's run (the export's name) and its EXPORT_OPTIONS."""
+    export = next(n for n, f in FULL_MATRIX_EXPORTS.items() if f == wildcards.export)
+    return ["--format", export, *EXPORT_OPTIONS.get(wildcards.export, [])]
 
 
 def filter_edges(wildcards):
-    """The edge list the filter reads (SeqDist scoring); vsearch scoring aligns every pair."""
-    if stage(wildcards, "filter")["scoring"] == "vsearch":
-        return []
-    return f"results/distance/{wildcards.dataset}/edges.npz"
-
-
-def filter_options(wildcards):
-    p = stage(wildcards, "filter")
-    options = option_list(
-        [
-            ("--identity", p["identity"]),
-            ("--iddef", p["iddef"]),
-            ("--scoring", p["scoring"]),
-        ]
-    )
-    edges = filter_edges(wildcards)
-    return options + (["--distances", edges] if edges else [])
-
-
-# --- psse -----------------------------------------------------------------------------
-
-
-# psse.enabled: the dataset's targets include the PSSE table and plots, and its greedy
-# clustering reads only the kept pairs that PSSE finds significant. The rule itself runs
-# for any dataset whose psse.tsv is asked for.
-PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
-
-
-def psse_threads(wildcards):
-    return stage(wildcards, "psse")["threads"]
-
-
-psse_tasks = mpi_tasks("psse")
-psse_mpi = mpi_program("psse")
-psse_launcher = mpi_launcher("psse")
-
-
-def psse_options(wildcards):
-    """Scoring (DNA: the workflow ingests nucleotides), shuffles, seed, alpha, backend."""
-    p = stage(wildcards, "psse")
-    return option_list(
-        [
-            ("--alphabet", "dna"),
-            ("--match", p["match"]),
-            ("--mismatch", p["mismatch"]),
-            ("--gap-open", p["gap_open"]),
-            ("--gap-extend", p["gap_extend"]),
-            ("--shuffles", p["shuffles"]),
-            ("--seed", p["seed"]),
-            ("--alpha", p["alpha"]),
-            ("--backend", p["backend"]),
-        ]
-    )
-
-
-def psse_plots(wildcards, output):
-    return os.path.dirname(output.histograms)
-
-
-# --- cluster --------------------------------------------------------------------------
-
-
-HIERARCHICAL = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] != "greedy"]
-GREEDY = [d for d, p in PARAMS.items() if p["cluster"]["linkage"] == "greedy"]
+    """The edge list the filter prunes with, when it was made under the filter's scheme;
+    otherwise the filter aligns every pair itself (reads_edge_list)."""
+    if reads_edge_list(PARAMS[wildcards.dataset]):
+        return f"results/distance/{wildcards.dataset}/edges.npz"
+    return []
 
 
 def cluster_distances(wildcards):
-    """Complete linkage reads the edge list; average linkage needs every pair (SeqDist text)."""
-    if stage(wildcards, "cluster")["linkage"] == "average":
-        return f"results/distance/{wildcards.dataset}/seqdist.txt"
-    return f"results/distance/{wildcards.dataset}/edges.npz"
+    """The distance file of the dataset's clustering method (cluster.METHODS: reads)."""
+    reads = METHODS[stage(wildcards, "cluster")["linkage"]].reads
+    return f"results/distance/{wildcards.dataset}/{DISTANCE_INPUT[reads]}"
 
 
-def cluster_options(wildcards):
-    p = stage(wildcards, "cluster")
-    options = option_list(
-        [
-            ("--format", "seqdist" if p["linkage"] == "average" else "edges"),
-            ("--linkage", p["linkage"]),
-            ("--resolution", p["resolution"]),
-            ("--cutoff", p["cutoff"]),
+def psse_table(wildcards):
+    """The PSSE table of a psse-enabled dataset (its greedy clustering uses only the
+    significant pairs; its report counts them), else nothing."""
+    if wildcards.dataset in PSSE:
+        return f"results/psse/{wildcards.dataset}/psse.tsv"
+    return []
+
+
+def option_of_input(flag, name):
+    """A params function: [flag, input.<name>] when the rule has that input, else []. Paths
+    come from the input, so that they carry a module's prefix; params of input functions
+    are no rerun trigger (the input itself is)."""
+
+    def option(wildcards, input):
+        return [flag, input[name]] if input.get(name) else []
+
+    return option
+
+
+def dataset_benchmarks(wildcards):
+    """Rule -> benchmark files of every job of the dataset, in pipeline order."""
+    dataset, p = wildcards.dataset, PARAMS[wildcards.dataset]
+    files = {
+        "ingest": [benchmark_file("ingest")],
+        "binning": [benchmark_file("binning")],
+    }
+    if dataset in SHARDED:
+        n = p["distance"]["shards"]
+        files["distance_shard"] = [
+            benchmark_file("distance_shard", f"{k}-of-{n}") for k in range(n)
         ]
-    )
-    if p["weighted"]:
-        options.append("--weighted")
-    return options
+        files["distance_merge"] = [benchmark_file("distance_merge")]
+    else:
+        files["distance"] = [benchmark_file("distance")]
+    exports = {EXPORTS[name] for name in p["distance"]["exports"]}
+    reads = METHODS[p["cluster"]["linkage"]].reads
+    if reads in DISTANCE_INPUT:
+        exports.add(DISTANCE_INPUT[reads])
+    full = [f for f in FULL_MATRIX_EXPORTS.values() if f in exports]
+    if full:
+        files["distance_export"] = [benchmark_file("distance_export", f) for f in full]
+    if EXPORTS["mothur"] in exports:
+        files["distance_mothur"] = [benchmark_file("distance_mothur")]
+    files["filter"] = [benchmark_file("filter")]
+    if dataset in PSSE:
+        files["psse"] = [benchmark_file("psse")]
+    files["cluster"] = [benchmark_file("cluster")]
+    return {
+        name: [path.format(dataset=dataset) for path in paths]
+        for name, paths in files.items()
+    }
 
 
-def cluster_psse(wildcards):
-    """Greedy clustering of a psse-enabled dataset reads the PSSE table too."""
-    if wildcards.dataset in PSSE:
-        return f"results/psse/{wildcards.dataset}/psse.tsv"
-    return []
-
-
-def cluster_greedy_options(wildcards):
-    """--identity, and --psse (only the significant pairs) when psse is enabled.
-
-    --psse goes into the options rather than the shell command, so that a dataset
-    without PSSE keeps exactly the command, params and outputs it had before the stage.
-    A function of wildcards only: params of input/output functions are "derived" for
-    Snakemake, no rerun trigger; this way switching psse.enabled reruns the clustering.
-    """
-    options = option_list([("--identity", stage(wildcards, "filter")["identity"])])
-    if wildcards.dataset in PSSE:
-        options += ["--psse", cluster_psse(wildcards)]
-    return options
-
-
-def cluster_prefix(wildcards, output):
-    return output.membership.removesuffix(".membership.tsv")
-
-
-# --- report ---------------------------------------------------------------------------
-
-
-def report_psse(wildcards):
-    """The PSSE table when the dataset runs PSSE, else nothing."""
-    if stage(wildcards, "psse")["enabled"]:
-        return f"results/psse/{wildcards.dataset}/psse.tsv"
-    return []
-
-
-def report_options(wildcards, input):
+def report_gpus(wildcards, resources):
+    """The GPUs the summary shows: the distance stage's tasks unless it runs on the CPU; a
+    function of resources, so that (as tasks) it is no rerun trigger."""
     distance = stage(wildcards, "distance")
-    gpus = 0 if distance["backend"] == "cpu" else distance["tasks"]
-    options = option_list(
-        [
-            ("--shards", distance["shards"]),
-            ("--distance-backend", distance["backend"]),
-            ("--gpus", gpus),
-        ]
-    )
-    return options + (["--psse", input.psse] if input.psse else [])
+    return 0 if distance["backend"] == "cpu" else distance["tasks"]
 
 
 def report_figure(name, title):
@@ -443,16 +378,6 @@ def report_figure(name, title):
 
 
 # --- targets --------------------------------------------------------------------------
-
-
-# seqpairs report's files for each dataset (rule report, workflow/rules/report.smk)
-REPORT_FILES = (
-    "lengths.png",
-    "distances.png",
-    "funnel.png",
-    "clusters.png",
-    "summary.tsv",
-)
 
 
 def dataset_targets(dataset):
@@ -469,7 +394,7 @@ def dataset_targets(dataset):
         for export in p["distance"]["exports"]
     ]
     outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "centroids.fasta"]
-    if p["cluster"]["linkage"] != "greedy":
+    if METHODS[p["cluster"]["linkage"]].reads != "pairs":
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
     if p["psse"]["enabled"]:

@@ -1,3 +1,18 @@
+# The edge list: rule distance (one job), or with distance.shards = K > 1 the K jobs of
+# rule distance_shard and rule distance_merge; which rule makes a dataset's edges.npz is
+# decided by wildcard constraints, never by ruleorder. The count is per dataset, so the
+# merge's input is an expand() in an input function, not Snakemake's global scattergather.
+# Then the exports of distance.exports.
+
+DISTANCE_OPTIONS = {
+    "scoring": "--scoring",
+    "backend": "--backend",
+    "max_distance": "--max-distance",
+    "candidate_identity": "--candidate-identity",
+    "candidate_iddef": "--iddef",
+}
+
+
 rule distance:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
@@ -8,60 +23,46 @@ rule distance:
     log:
         "logs/distance/{dataset}/distance.log",
     benchmark:
-        "results/benchmarks/distance/{dataset}.tsv"
+        benchmark_file("distance")
     wildcard_constraints:
         dataset=datasets_regex(UNSHARDED),
     conda:
         "../../envs/seqpairs-gpu.yaml"
-    threads: distance_threads
+    threads: threads_of("distance")
     resources:
-        tasks=distance_tasks,
-        mpi=distance_mpi,
+        tasks=mpi_tasks("distance"),
+        mpi=mpi_program("distance"),
     params:
-        options=distance_options,
+        options=stage_options("distance", DISTANCE_OPTIONS),
+        shard=[],
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
-        launcher=distance_launcher,
+        launcher=mpi_launcher("distance"),
     shell:
-        "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
-        " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
-        " --edges {output.edges:q} > {log:q} 2>&1"
+        "{params.launcher}python3 -m seqpairs distance -i {input.unique:q}"
+        " --bins {input.bins:q} --tiles {input.tiles:q} {params.options:q} {params.shard:q}"
+        " --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
 
 
-# distance.shards > 1 (see common.smk): scatter the tiles over `shards` jobs, each
-# shard K of N a job like rule distance (same threads, tasks and MPI launcher, so
-# profiles give both rules the same resources), then gather them. Shard files are
-# 0-based like `--shard K/N`, carry N in their name (a changed shard count never
-# reuses old shards) and are temp(): deleted once merged, kept while a failed
-# shard is missing, so a rerun computes only the missing ones.
-rule distance_shard:
-    input:
-        unique="results/ingest/{dataset}/unique.fasta",
-        bins="results/binning/{dataset}/bins.tsv",
-        tiles="results/binning/{dataset}/tiles.tsv",
+# Shard K of N (0-based like `--shard K/N`, N in the name so that a changed count never
+# reuses old shards): rule distance on its share of the tiles, the same threads, tasks
+# and MPI launcher, so profiles give both rules the same resources. Shards are temp():
+# deleted once merged, kept while a failed shard is missing, so a rerun computes only
+# the missing ones.
+use rule distance as distance_shard with:
     output:
         edges=temp("results/distance/{dataset}/shards/{shard}-of-{shards}.npz"),
     log:
         "logs/distance/{dataset}/shard-{shard}-of-{shards}.log",
     benchmark:
-        "results/benchmarks/distance_shard/{dataset}/{shard}-of-{shards}.tsv"
+        benchmark_file("distance_shard", "{shard}-of-{shards}")
     wildcard_constraints:
         dataset=datasets_regex(SHARDED),
         shard=r"\d+",
         shards=r"\d+",
-    conda:
-        "../../envs/seqpairs-gpu.yaml"
-    threads: distance_threads
-    resources:
-        tasks=distance_tasks,
-        mpi=distance_mpi,
     params:
-        options=distance_options,
-        shard="{shard}/{shards}",
-        launcher=distance_launcher,
-    shell:
-        "{params.launcher}seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
-        " --tiles {input.tiles:q} {params.options:q} --threads {threads}"
-        " --shard {params.shard:q} --edges {output.edges:q} > {log:q} 2>&1"
+        options=stage_options("distance", DISTANCE_OPTIONS),
+        shard=lambda wildcards: ["--shard", f"{wildcards.shard}/{wildcards.shards}"],
+        launcher=mpi_launcher("distance"),
 
 
 rule distance_merge:
@@ -72,17 +73,15 @@ rule distance_merge:
     log:
         "logs/distance/{dataset}/merge.log",
     benchmark:
-        "results/benchmarks/distance_merge/{dataset}.tsv"
+        benchmark_file("distance_merge")
     wildcard_constraints:
         dataset=datasets_regex(SHARDED),
     conda:
         "../../envs/seqpairs.yaml"
-    shell:
-        "seqpairs merge -i {input.shards:q} --edges {output.edges:q} > {log:q} 2>&1"
+    script:
+        "../scripts/merge_shards.py"
 
 
-# distance.exports (and the SeqDist text that average linkage reads): one more distance
-# run per file, in the format its name says (EXPORTS in common.smk).
 rule distance_export:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
@@ -93,14 +92,33 @@ rule distance_export:
     log:
         "logs/distance/{dataset}/{export}.log",
     benchmark:
-        "results/benchmarks/distance_export/{dataset}/{export}.tsv"
+        benchmark_file("distance_export", "{export}")
     wildcard_constraints:
-        export="|".join(re.escape(name) for name in EXPORTS.values()),
+        export="|".join(re.escape(name) for name in FULL_MATRIX_EXPORTS.values()),
     conda:
         "../../envs/seqpairs-gpu.yaml"
-    threads: distance_threads
+    threads: threads_of("distance")
     params:
-        options=export_options,
+        options=stage_options(
+            "distance", {"scoring": "--scoring", "backend": "--backend"}
+        ),
+        format=export_format,
     shell:
-        "seqpairs distance -i {input.unique:q} --bins {input.bins:q} --tiles {input.tiles:q}"
-        " {params.options:q} --threads {threads} -o {output:q} > {log:q} 2>&1"
+        "python3 -m seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
+        " --tiles {input.tiles:q} {params.options:q} {params.format:q}"
+        " --threads {threads} -o {output:q} > {log:q} 2>&1"
+
+
+rule distance_mothur:
+    input:
+        edges="results/distance/{dataset}/edges.npz",
+    output:
+        "results/distance/{dataset}/mothur.dist",
+    log:
+        "logs/distance/{dataset}/mothur.dist.log",
+    benchmark:
+        benchmark_file("distance_mothur")
+    conda:
+        "../../envs/seqpairs.yaml"
+    script:
+        "../scripts/mothur_export.py"

@@ -7,12 +7,16 @@ rule filter:
     log:
         "logs/filter/{dataset}/filter.log",
     benchmark:
-        "results/benchmarks/filter/{dataset}.tsv"
+        benchmark_file("filter")
     conda:
         "../../envs/seqpairs-gpu.yaml"
-    threads: filter_threads
+    threads: threads_of("filter")
     params:
-        options=filter_options,
+        options=stage_options(
+            "filter",
+            {"identity": "--identity", "iddef": "--iddef", "scoring": "--scoring"},
+        ),
+        distances=option_of_input("--distances", "edges"),
     shell:
-        "seqpairs filter -i {input.unique:q} {params.options:q} --threads {threads}"
-        " -o {output.kept:q} > {log:q} 2>&1"
+        "python3 -m seqpairs filter -i {input.unique:q} {params.options:q}"
+        " {params.distances:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"

@@ -8,13 +8,21 @@ rule ingest:
     log:
         "logs/ingest/{dataset}/ingest.log",
     benchmark:
-        "results/benchmarks/ingest/{dataset}.tsv"
+        benchmark_file("ingest")
     conda:
         "../../envs/seqpairs.yaml"
     params:
         inputs=ingest_inputs,
-        options=ingest_options,
+        options=stage_options(
+            "ingest",
+            {
+                "min_length": "--min-length",
+                "max_length": "--max-length",
+                "truncate": "--truncate",
+                "ambiguous": "--ambiguous",
+            },
+        ),
     shell:
-        "seqpairs ingest {params.inputs:q}"
+        "python3 -m seqpairs ingest {params.inputs:q}"
         " -o {output.unique:q} --abundance {output.abundance:q} --report {output.report:q}"
         " {params.options:q} > {log:q} 2>&1"

@@ -3,6 +3,11 @@
 # pair, p-values, and `significant` (p <= psse.alpha). One row per kept pair, in
 # kept.tsv's order. Like rule distance, an MPI job of `tasks` ranks (see common.smk);
 # the table is the same bytes for any rank count and either backend.
+# psse.enabled: the dataset's targets include the PSSE table and plots, and its greedy
+# clustering reads only the kept pairs that PSSE finds significant. The rule itself runs
+# for any dataset whose psse.tsv is asked for.
+
+
 rule psse:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
@@ -26,19 +31,33 @@ rule psse:
     log:
         "logs/psse/{dataset}/psse.log",
     benchmark:
-        "results/benchmarks/psse/{dataset}.tsv"
+        benchmark_file("psse")
     conda:
         "../../envs/seqpairs-gpu.yaml"
-    threads: psse_threads
+    threads: threads_of("psse")
     resources:
-        tasks=psse_tasks,
-        mpi=psse_mpi,
+        tasks=mpi_tasks("psse"),
+        mpi=mpi_program("psse"),
     params:
-        options=psse_options,
-        plots=psse_plots,
+        # DNA scoring: the workflow ingests nucleotides
+        options=stage_options(
+            "psse",
+            {
+                "match": "--match",
+                "mismatch": "--mismatch",
+                "gap_open": "--gap-open",
+                "gap_extend": "--gap-extend",
+                "shuffles": "--shuffles",
+                "seed": "--seed",
+                "alpha": "--alpha",
+                "backend": "--backend",
+            },
+            fixed=["--alphabet", "dna"],
+        ),
+        plots=lambda wildcards, output: os.path.dirname(output.histograms),
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
-        launcher=psse_launcher,
+        launcher=mpi_launcher("psse"),
     shell:
-        "{params.launcher}seqpairs psse -i {input.unique:q} --pairs {input.pairs:q}"
+        "{params.launcher}python3 -m seqpairs psse -i {input.unique:q} --pairs {input.pairs:q}"
         " {params.options:q} --threads {threads} --plots {params.plots:q}"
         " -o {output.table:q} > {log:q} 2>&1"

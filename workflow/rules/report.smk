@@ -1,8 +1,25 @@
-# Per-dataset plots and run summary for `snakemake --report report.html` (seqpairs report):
-# lengths with their bins, edge-list distances, the pair funnel, cluster rank-abundance
-# and summary.tsv (counts, distance time and GCUPS from the benchmark files, time per
-# rule). Its inputs are the last outputs of every stage, so every benchmark file it
-# reads is written before it runs.
+# Per-dataset plots and run summary for `snakemake --report report.html`: rule
+# report_times (a script) collates the benchmark files of the dataset's jobs into
+# times.tsv; rule report (`seqpairs report`) draws lengths with their bins, edge-list
+# distances, the pair funnel, cluster rank-abundance and writes summary.tsv (counts,
+# distance time and GCUPS, time per rule). The report's inputs are the last outputs of
+# every stage, so every benchmark file is written before it runs.
+
+
+rule report_times:
+    input:
+        unpack(dataset_benchmarks),
+    output:
+        "results/report/{dataset}/times.tsv",
+    log:
+        "logs/report/{dataset}/times.log",
+    localrule: True
+    conda:
+        "../../envs/seqpairs.yaml"
+    params:
+        edge_list=EDGE_LIST_RULES,
+    script:
+        "../scripts/report_times.py"
 
 
 rule report:
@@ -13,9 +30,10 @@ rule report:
         tiles="results/binning/{dataset}/tiles.tsv",
         edges="results/distance/{dataset}/edges.npz",
         kept="results/filter/{dataset}/kept.tsv",
-        psse=report_psse,
+        psse=psse_table,
         membership="results/cluster/{dataset}/otus.membership.tsv",
         table="results/cluster/{dataset}/otus.otu_table.tsv",
+        times="results/report/{dataset}/times.tsv",
     output:
         lengths=report_figure("lengths.png", "sequence lengths"),
         distances=report_figure("distances.png", "distances"),
@@ -25,16 +43,19 @@ rule report:
     log:
         "logs/report/{dataset}/report.log",
     benchmark:
-        "results/benchmarks/report/{dataset}.tsv"
+        benchmark_file("report")
     conda:
         "../../envs/seqpairs.yaml"
     params:
-        options=report_options,
+        backend=lambda wildcards: stage(wildcards, "distance")["backend"],
+        gpus=report_gpus,
+        psse=option_of_input("--psse", "psse"),
         outdir=lambda wildcards, output: os.path.dirname(output.summary),
     shell:
-        "seqpairs report --dataset {wildcards.dataset:q}"
+        "python3 -m seqpairs report --dataset {wildcards.dataset:q}"
         " --ingest-report {input.ingest_report:q} --unique {input.unique:q}"
         " --bins {input.bins:q} --tiles {input.tiles:q} --edges {input.edges:q}"
-        " --kept {input.kept:q} --membership {input.membership:q}"
-        " --otu-table {input.table:q} --benchmarks results/benchmarks {params.options:q}"
+        " --kept {input.kept:q} {params.psse:q} --membership {input.membership:q}"
+        " --otu-table {input.table:q} --times {input.times:q}"
+        " --distance-backend {params.backend:q} --gpus {params.gpus}"
         " -o {params.outdir:q} > {log:q} 2>&1"

@@ -1,7 +1,15 @@
+# The embedded example's reads (the default config's `example` dataset reads them); the
+# options are config `simulate`'s keys as the command's flags, in a fixed order (a config
+# file that lists them in another order must not rerun the simulation).
+
+
 rule simulate:
     output:
         references=f"{SIMULATED_DIR}/references.fasta",
-        samples=simulated_samples(),
+        samples=[
+            f"{SIMULATED_DIR}/sample{k}.fastq.gz"
+            for k in range(1, config["simulate"]["samples"] + 1)
+        ],
         truth=f"{SIMULATED_DIR}/truth.tsv",
     log:
         "logs/simulate/simulate.log",
@@ -11,6 +19,9 @@ rule simulate:
         "../../envs/seqpairs.yaml"
     params:
         outdir=lambda wildcards, output: os.path.dirname(output.references),
-        options=simulate_options(),
+        options=option_list(
+            (f"--{key.replace('_', '-')}", value)
+            for key, value in sorted(config["simulate"].items())
+        ),
     shell:
-        "seqpairs simulate -o {params.outdir:q} {params.options:q} > {log:q} 2>&1"
+        "python3 -m seqpairs simulate -o {params.outdir:q} {params.options:q} > {log:q} 2>&1"

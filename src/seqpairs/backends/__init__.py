@@ -1,11 +1,71 @@
-"""Compute backends for the pairwise kernels: `cpu` (Numba) and `gpu` (CUDA through CuPy).
+"""Compute backends: the pairwise kernels on CPU cores (Numba, backends/cpu/) or on an
+NVIDIA GPU (CUDA C from gpu_kernels/ through CuPy, backends/gpu/), behind one contract.
 
-SeqDist scoring (cpu.py, gpu.aligner): per pair (A, B) the alignment's cost (float64)
-and counts (SeqDist's length, matches, aligned columns, leading end gaps), bit-identical
-to the pure-Python reference in tests/reference.py; on the GPU also a screen
-(gpu.screener: cost, length, matches, aligned pairs) that the distance stage runs first
-when its filter drops pairs. Integer affine scoring
-(cpu_affine.py, gpu.affine_aligner, seqpairs.affine): score and length, identical to
-tests/reference_affine.py. Each backend module offers `array_module()` and `to_host()`
-so that the distance stage keeps pairs in the backend's own arrays.
+`select(name, device)` chooses the backend once, for every stage: "cpu", "gpu", or "auto"
+(the GPU when CuPy sees one). A Backend holds one factory per kernel family; all
+backends compute the same function: FP64 results identical bit for bit, integer results
+identical, each family pinned by a plain reference in tests/ and by tests/gpu.
+
+Kernel families (sequences as scoring.alphabet codes: `codes` end to end, `offsets`
+where each starts, as formats.fasta.SequenceSet holds them):
+
+  seqdist(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb) ->
+      cost (float64), length, matches, aligned, leading (int32): docs/seqdist.md, the counts
+      of common.unpack
+  seqdist_screen(...) -> kernel (pa, pb) -> cost, length, matches, aligned pairs; the same
+      cost and length as seqdist's at fewer instructions per cell, for a first pass (pairs.
+      identity.screen_bound). None where the backend has no cheaper pass (the CPU).
+  affine(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) -> score,
+      length (int32): scoring/affine.py
+  local_scores(scheme: LocalScheme, queries, targets, keys, shuffles, seed, threads) ->
+      real (int32[P]), shuffled (int32[P, shuffles]): Smith-Waterman-Gotoh scores of each
+      pair and of shuffles of its target (scoring/local.py, stats/shuffle.py)
+  trace_seqdist, trace_affine(codes, offsets, pa, pb, scheme, threads) -> alignments with
+      counts and runs (backends/alignments.py); CPU only (None elsewhere): the filter
+      traces on CPU cores whatever the backend of its candidates.
+
+A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
+module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
+return host arrays. `to_host` brings an array to NumPy. `pairs_per_batch` is how many
+pairs a caller should hand a kernel at a time. `threads` is the CPU's thread count
+(ignored by the GPU); `device` the GPU of this worker (parallel.Executor.device).
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+from ..errors import UserError
+
+NAMES = ("auto", "cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    xp: ModuleType
+    to_host: Callable
+    pairs_per_batch: int
+    seqdist: Callable
+    seqdist_screen: Callable | None
+    affine: Callable
+    local_scores: Callable
+    trace_seqdist: Callable | None = None
+    trace_affine: Callable | None = None
+
+
+def select(name: str = "auto", device: int = 0) -> Backend:
+    """The backend `name` (auto: the GPU when CuPy sees one, else the CPU); a GPU backend
+    computes on GPU `device` modulo the GPUs visible."""
+    from . import gpu
+
+    if name not in NAMES:
+        raise UserError(f"backend must be one of {', '.join(NAMES)}, not {name!r}")
+    if name == "cpu" or (name == "auto" and not gpu.available()):
+        from . import cpu
+
+        return cpu.BACKEND
+    if not gpu.available():
+        raise UserError("--backend gpu: no CUDA GPU visible to CuPy (is cupy installed?)")
+    return gpu.backend(device)

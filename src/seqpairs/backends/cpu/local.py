@@ -1,0 +1,178 @@
+"""Numba kernel of PSSE (the contract's local_scores): local alignment scores of each query
+against its target and against shuffles of the target (scoring/local.py's LocalScheme,
+stats/shuffle.py).
+
+Work items are (pair, slot), slot 0 the target itself and slot s + 1 its shuffle s; prange
+runs over chunks of slots of one pair, each of which builds the pair's query profile once.
+The shuffle is the Philox4x32-10 / Lemire / Fisher-Yates stream of stats/shuffle.py, here in
+uint64 arithmetic on 32-bit words. The alignment keeps one row of H and F (int32-safe:
+scores and costs are bounded by MAX_COST and lengths by MAX_LENGTH).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ...stats.shuffle import PHILOX_M, PHILOX_W, ROUNDS
+from ..common import check_local_inputs, concatenate
+from .batch import set_threads
+
+MASK32 = np.uint64(0xFFFF_FFFF)
+SHIFT = np.uint64(32)
+M0, M1 = np.uint64(PHILOX_M[0]), np.uint64(PHILOX_M[1])
+W0, W1 = np.uint64(PHILOX_W[0]), np.uint64(PHILOX_W[1])
+ONE = np.uint64(1)
+TWO32 = np.uint64(1 << 32)
+# Stream state (uint64[STATE]): four buffered words, index of the next one (4: empty),
+# next block, key words, and the counter's fixed words (shuffle, pair low, pair high).
+WORDS, POS, BLOCK, KEY, REST, STATE = 0, 4, 5, 6, 8, 11
+
+
+@njit(inline="always")
+def _philox(c0, c1, c2, c3, k0, k1):
+    for r in range(ROUNDS):
+        if r:
+            k0 = (k0 + W0) & MASK32
+            k1 = (k1 + W1) & MASK32
+        p0 = M0 * c0
+        p1 = M1 * c2
+        c0, c1, c2, c3 = (p1 >> SHIFT) ^ c1 ^ k0, p1 & MASK32, (p0 >> SHIFT) ^ c3 ^ k1, p0 & MASK32
+    return c0, c1, c2, c3
+
+
+@njit(nogil=True, cache=True)
+def start_stream(state, seed, pair, shuffle):
+    """Reset `state` to the start of the stream of (seed, pair, shuffle) (all uint64)."""
+    state[POS] = 4
+    state[BLOCK] = 0
+    state[KEY] = seed & MASK32
+    state[KEY + 1] = seed >> SHIFT
+    state[REST] = shuffle
+    state[REST + 1] = pair & MASK32
+    state[REST + 2] = pair >> SHIFT
+
+
+@njit(inline="always")
+def _next(state):
+    pos = np.int64(state[POS])
+    if pos == 4:
+        w = _philox(state[BLOCK], state[REST], state[REST + 1], state[REST + 2], state[KEY],
+                    state[KEY + 1])
+        state[WORDS], state[WORDS + 1], state[WORDS + 2], state[WORDS + 3] = w
+        state[BLOCK] += ONE
+        pos = 0
+    state[POS] = pos + 1
+    return state[WORDS + pos]
+
+
+@njit(nogil=True, cache=True)
+def bounded(state, s):
+    """Uniform uint64 in [0, s), 1 <= s < 2**32, from the stream (Lemire, with rejection)."""
+    s = np.uint64(s)
+    m = _next(state) * s
+    if (m & MASK32) < s:
+        threshold = (TWO32 - s) % s
+        while (m & MASK32) < threshold:
+            m = _next(state) * s
+    return m >> SHIFT
+
+
+@njit(nogil=True, cache=True)
+def shuffle_in_place(a, n, state):
+    """Fisher-Yates on a[:n], drawing from `state` (stats/shuffle.py permutation's swaps)."""
+    for i in range(n - 1, 0, -1):
+        j = bounded(state, i + 1)
+        a[i], a[j] = a[j], a[i]
+
+
+@njit(inline="always")
+def _max(a, b):
+    """max without a compare: LLVM turns `max` in this loop into data-dependent branches
+    (x86 cmov-to-branch conversion), which random sequences mispredict (3x slower)."""
+    d = np.int64(a) - np.int64(b)
+    return a - (d & (d >> 63))
+
+
+@njit(nogil=True, cache=True)
+def _score(prof, m, target, n, opening, extend, h_row, f_row):
+    """Best local score; prof[b, j] scores target letter b against query position j."""
+    for j in range(m):
+        h_row[j] = 0
+        f_row[j] = -opening  # F(1, j) = H(0, j) - opening: row 0 has no gap to extend
+    best = 0
+    for i in range(n):
+        p = prof[target[i]]
+        diag = 0
+        e = -opening  # E(i, 1): column 0 has no gap to extend
+        for j in range(m):
+            f = f_row[j]
+            d = _max(_max(diag + p[j], f), 0)
+            h = _max(d, e)
+            # E(i, j+1) from H = max(d, E): E - opening never beats E - extend, so only d
+            # is needed, which keeps one max on the row's dependency chain
+            e = max(e - extend, d - opening)
+            diag = h_row[j]
+            h_row[j] = h
+            f_row[j] = _max(f - extend, h - opening)
+            best = max(best, h)
+    return best
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _batch(q_codes, q_offsets, t_codes, t_offsets, keys, subst, opening, extend, seed,
+           chunk_pair, chunk_start, chunk_stop, out, max_m, max_n):
+    k_letters = subst.shape[0]
+    for c in prange(chunk_pair.shape[0]):
+        k = chunk_pair[c]
+        q = q_codes[q_offsets[k]:q_offsets[k + 1]]
+        t = t_codes[t_offsets[k]:t_offsets[k + 1]]
+        m, n = q.shape[0], t.shape[0]
+        prof = np.empty((k_letters, max(m, 1)), dtype=np.int32)
+        for b in range(k_letters):
+            for j in range(m):
+                prof[b, j] = subst[q[j], b]
+        h_row = np.empty(max_m + 1, dtype=np.int32)
+        f_row = np.empty(max_m + 1, dtype=np.int32)
+        letters = np.empty(max_n + 1, dtype=np.uint8)
+        state = np.empty(STATE, dtype=np.uint64)
+        for slot in range(chunk_start[c], chunk_stop[c]):
+            letters[:n] = t
+            if slot:
+                start_stream(state, seed, np.uint64(keys[k]), np.uint64(slot - 1))
+                shuffle_in_place(letters, n, state)
+            out[k, slot] = _score(prof, m, letters, n, opening, extend, h_row, f_row)
+
+
+def _chunks(pairs: int, slots: int, threads: int):
+    """(pair, start slot, stop slot) of each chunk: about 8 chunks per thread, <= 64 slots."""
+    size = max(1, min(64, slots, pairs * slots // (8 * threads) or 1))
+    per_pair = -(-slots // size)
+    pair = np.repeat(np.arange(pairs, dtype=np.int64), per_pair)
+    start = np.tile(np.arange(per_pair, dtype=np.int64) * size, pairs)
+    return pair, start, np.minimum(start + size, slots)
+
+
+def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
+                 pairs: np.ndarray, shuffles: int, seed: int, threads: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Best local scores of queries[k] against targets[k] and against its shuffles.
+
+    pairs[k] is the `pair` of pair k's RNG key (stats/shuffle.py). Returns
+    (real int32[P], shuffled int32[P, shuffles]), shuffled[k, s] the score against shuffle s.
+    """
+    queries, targets, pairs = check_local_inputs(scheme, queries, targets, pairs, shuffles,
+                                                 seed)
+    slots = shuffles + 1
+    out = np.zeros((len(pairs), slots), dtype=np.int32)
+    if len(pairs):
+        set_threads(threads)
+        from numba import get_num_threads
+
+        q_codes, q_offsets = concatenate(queries)
+        t_codes, t_offsets = concatenate(targets)
+        chunk_pair, start, stop = _chunks(len(pairs), slots, get_num_threads())
+        _batch(q_codes, q_offsets, t_codes, t_offsets, pairs, scheme.matrix(),
+               scheme.gap_open + scheme.gap_extend, scheme.gap_extend, np.uint64(seed),
+               chunk_pair, start, stop, out, int(np.diff(q_offsets).max()),
+               int(np.diff(t_offsets).max()))
+    return out[:, 0].copy(), out[:, 1:].copy()

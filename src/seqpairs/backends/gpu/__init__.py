@@ -1,0 +1,36 @@
+"""The GPU backend: the CUDA kernels of gpu_kernels/ through CuPy (RawModule, NVRTC), the
+same results bit for bit as the CPU backend (the contract: backends/__init__.py). CuPy is
+imported only when a GPU is asked for, so this package imports without it."""
+from __future__ import annotations
+
+from .. import Backend
+
+
+def available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, no device: all mean "no GPU"
+        return False
+
+
+def backend(device: int = 0) -> Backend:
+    """The GPU backend on GPU `device` modulo the GPUs visible, which becomes this process's
+    current device (one worker, one GPU)."""
+    import cupy
+
+    from . import affine, local, seqdist
+
+    cupy.cuda.Device(device % cupy.cuda.runtime.getDeviceCount()).use()
+    return Backend(
+        name="gpu",
+        xp=cupy,
+        to_host=cupy.asnumpy,
+        pairs_per_batch=4_000_000,
+        seqdist=seqdist.aligner,
+        seqdist_screen=seqdist.screener,
+        affine=affine.aligner,
+        local_scores=local.local_scores,
+    )

@@ -1,0 +1,70 @@
+"""The affine global alignment kernel on the GPU (gpu_kernels/affine.cu): score and length
+of each pair under an AffineScheme, the same as backends/cpu/affine.py."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import UserError
+from ...scoring.affine import NEG
+from ..common import check_lengths
+from .kernels import VARIANTS
+from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
+
+
+def neg_score_32(scheme) -> int:
+    """The score of an impossible state in 16 bits: an extension below it must not wrap."""
+    return -(2**15) + max(scheme.gap_extend, scheme.end_extend) + 1
+
+
+def packed_width(scheme, max_len: int) -> int:
+    """32 when every value affine.cu computes for sequences up to max_len bp has a score
+    within 16 bits above the impossible state's (AffineScheme.score_bounds), else 64."""
+    lowest, highest = scheme.score_bounds(max_len)
+    return 32 if lowest > neg_score_32(scheme) and highest < 2**15 else 64
+
+
+def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
+    """The contract's affine kernel on the current GPU: (pa, pb) -> (score, length) int32.
+
+    Substitution scores must fit int8 (the kernel packs a column's four scores in one
+    word). States are packed in 32 bits when packed_width() allows it for the longest
+    sequence, else in 64. `tuning`: strip, max_registers (kernels.Variant.tuned).
+    """
+    import cupy
+
+    max_len = check_lengths(offsets)
+    matrix = scheme.matrix()
+    if matrix.min() < -128 or matrix.max() > 127:
+        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    width = packed_width(scheme, max_len)
+    packed = np.int32 if width == 32 else np.int64
+    shift, neg = (16, neg_score_32(scheme)) if width == 32 else (32, NEG)
+    kernel = VARIANTS[f"affine_{width}"].tuned(**tuning).function_handle()
+    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    lengths = cupy.diff(d_offsets)
+    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
+    steps = tuple(packed(c << shift) for c in (
+        scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+        scheme.end_open + scheme.end_extend, scheme.end_extend))
+    ends = (np.int32(scheme.end_open), np.int32(scheme.end_extend), packed(neg << shift))
+    row_bytes = 2 * np.dtype(packed).itemsize  # H and E
+
+    def launch(grid, block, d_pa, d_pb, m, rows_total):
+        d_score = cupy.full(m, INT_POISON, dtype=cupy.int32)
+        d_length = cupy.full(m, INT_POISON, dtype=cupy.int32)
+        kernel(grid, block, (
+            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *steps, *ends,
+            cupy.empty(rows_total, dtype=packed), cupy.empty(rows_total, dtype=packed),
+            d_score, d_length))
+        return d_score, d_length
+
+    def align(pa, pb):
+        pa, pb, on_host = device_pairs(pa, pb)
+        if len(pa) == 0:
+            score = length = cupy.empty(0, dtype=cupy.int32)
+        else:
+            score, length = one_thread_per_pair(lengths, pa, pb, row_bytes, max_batch, launch)
+            check_written(length == INT_POISON, len(pa), "results")
+        return (score.get(), length.get()) if on_host else (score, length)
+
+    return align

@@ -1,0 +1,110 @@
+"""The CUDA kernels of gpu_kernels/ and their variants, as data: one row per compiled
+variant (source file, entry point, -D options over the shared code, register cap), the
+dispatch table every GPU kernel family builds from. CuPy compiles a variant with NVRTC
+the first time it is used; `python -m seqpairs.backends.gpu.kernels` compiles every row
+with nvcc for Hopper (CI does, without a GPU).
+
+Sources: the package data seqpairs.gpu_kernels of an install (pyproject.toml), or
+gpu_kernels/ of the source tree when the package runs from src/ (the workflow's jobs).
+"""
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from importlib.resources import files
+from pathlib import Path
+
+from ...scoring import get as scheme
+
+BLOCK = 128  # threads per block of the one-thread-per-pair kernels
+
+
+@dataclass(frozen=True)
+class Variant:
+    source: str  # a file of gpu_kernels/
+    function: str  # its extern "C" entry point
+    defines: dict = field(default_factory=dict)  # -DNAME=VALUE
+    max_registers: int | None = None  # per thread; None: the compiler's choice
+
+    def tuned(self, **knobs) -> Variant:
+        """This variant with some of its defines (keywords: their names in lower case) or its
+        register cap (max_registers; None: the compiler's choice) changed."""
+        cap = knobs.pop("max_registers", self.max_registers)
+        unknown = [k for k in knobs if k.upper() not in self.defines]
+        if unknown:
+            raise TypeError(f"{self.function} has no define {', '.join(unknown)}")
+        return self.with_defines(**knobs).with_cap(cap)
+
+    def with_defines(self, **defines) -> Variant:
+        """This variant with more defines (keywords: their names in lower case)."""
+        return replace(self, defines={**self.defines,
+                                      **{k.upper(): v for k, v in defines.items()}})
+
+    def with_cap(self, max_registers: int | None) -> Variant:
+        return replace(self, max_registers=max_registers)
+
+    def options(self) -> tuple[str, ...]:
+        cap = (f"--maxrregcount={self.max_registers}",) if self.max_registers else ()
+        return ("--std=c++17", *(f"-D{k}={v}" for k, v in self.defines.items()), *cap)
+
+    def function_handle(self):
+        """The compiled entry point (cupy.RawKernel), compiled once per variant."""
+        return _compile(self.source, self.function, self.options())
+
+
+def seqdist_defines(seqdist_scheme) -> dict:
+    """The gap costs of a SeqDistScheme as seqdist.cu's defines (repr: the exact double)."""
+    return {"gap": repr(seqdist_scheme.gap), "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap)}
+
+
+# Strips and register caps: the best measured on an H100 (benchmarks/RESULTS.md).
+VARIANTS = {
+    "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
+    "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
+    "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40}, 168),
+    "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40}, 168),
+    # PSSE, one block per pair: two shuffles per thread in 16-bit lanes with a score word
+    # per letter pair (small alphabets) or an int8 profile, or one shuffle in 32 bits
+    "local_16_word": Variant("local.cu", "psse_local",
+                             {"STRIP": 28, "LANES": 2, "WORD_PROFILE": 1, "BLOCK": BLOCK}, 128),
+    "local_16_int8": Variant("local.cu", "psse_local",
+                             {"STRIP": 32, "LANES": 2, "WORD_PROFILE": 0, "BLOCK": BLOCK}, 128),
+    "local_32": Variant("local.cu", "psse_local",
+                        {"STRIP": 24, "LANES": 1, "WORD_PROFILE": 1, "BLOCK": BLOCK}, 128),
+}
+
+
+def source(name: str) -> str:
+    """The text of gpu_kernels/<name>."""
+    try:
+        return files("seqpairs.gpu_kernels").joinpath(name).read_text()
+    except ModuleNotFoundError:  # the package runs from the source tree (src/ on the path)
+        return (Path(__file__).resolve().parents[4] / "gpu_kernels" / name).read_text()
+
+
+@functools.cache
+def _compile(name: str, function: str, options: tuple[str, ...]):
+    import cupy
+
+    return cupy.RawModule(code=source(name), options=options).get_function(function)
+
+
+def check_all(arch: str = "sm_90") -> None:
+    """Compile every variant with nvcc (PTX for `arch`), as the backend compiles it; the
+    SeqDist variants with the registered SeqDist scheme's costs."""
+    for name, variant in VARIANTS.items():
+        if variant.source == "seqdist.cu":
+            variant = variant.with_defines(**seqdist_defines(scheme("seqdist")))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / variant.source
+            path.write_text(source(variant.source))
+            subprocess.run(["nvcc", "-ptx", f"-arch={arch}", *variant.options(), "-o",
+                            "/dev/null", str(path)], check=True)
+        print(f"compiled {name}: {variant.source} {variant.function} {' '.join(variant.options())}")
+
+
+if __name__ == "__main__":
+    check_all(*sys.argv[1:])

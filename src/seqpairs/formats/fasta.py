@@ -1,0 +1,84 @@
+"""FASTA files of the pipeline's sequences: ingest writes unique.fasta (`>ID;size=N`,
+upper-case ACGT, decreasing abundance); the later stages read it (or any clean FASTA) back
+here, as a SequenceSet for the all-pairs kernels or as per-record codes for PSSE."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from Bio import SeqIO
+
+from ..backends.common import MAX_LENGTH
+from ..errors import UserError
+from ..scoring.alphabet import DNA, encode_all
+
+_SIZE = re.compile(r";size=(\d+)(?=;|$)")
+
+
+@dataclass(frozen=True)
+class SequenceSet:
+    ids: list[str]
+    seqs: list[str]
+    sizes: np.ndarray  # int64 abundance (1 where the header had no ;size=)
+    codes: np.ndarray  # uint8 (scoring.alphabet's DNA codes), all sequences concatenated
+    offsets: np.ndarray  # int64, start of sequence k in codes; offsets[n] == len(codes)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def split_size(header_id: str) -> tuple[str, int]:
+    """'read7;size=12' -> ('read7', 12); 'r;size=3;tax=x' -> ('r;tax=x', 3); none -> (id, 1)."""
+    m = _SIZE.search(header_id)
+    if not m:
+        return header_id, 1
+    return (header_id[: m.start()] + header_id[m.end():]).rstrip(";"), int(m.group(1))
+
+
+def records(path: str):
+    """(id without ;size=, abundance, upper-cased sequence) of each record; a missing file, a
+    file that is no FASTA and a FASTA without records are one UserError line."""
+    found = False
+    try:
+        for rec in SeqIO.parse(path, "fasta"):
+            found = True
+            name, size = split_size(rec.id)
+            yield name, size, str(rec.seq).upper()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        # Biopython's messages can run over lines and sentences: its first sentence, one line
+        problem = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
+        raise UserError(f"{path}: not a FASTA file ({problem})") from None
+    if not found:
+        raise UserError(f"{path}: no FASTA records")
+
+
+def read_unique_fasta(path: str) -> SequenceSet:
+    """A FASTA of unique ACGT sequences (ingest's output, or any clean FASTA)."""
+    ids, sizes, seqs = (list(column) for column in zip(*records(path)))
+    codes, offsets = encode_all(seqs, DNA, path, ids)
+    return SequenceSet(ids, seqs, np.asarray(sizes, dtype=np.int64), codes, offsets)
+
+
+def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
+    """Ids (position of each) and each record's codes under `scheme`'s alphabet; ids must be
+    unique and sequences 1 to MAX_LENGTH letters."""
+    ids, codes = {}, []
+    for name, _, seq in records(path):
+        if name in ids:
+            raise UserError(f"{path}:{name}: duplicate id")
+        if not seq:
+            raise UserError(f"{path}:{name}: empty sequence")
+        if len(seq) > MAX_LENGTH:  # checked here, alike on every MPI rank
+            raise UserError(f"{path}:{name}: {len(seq)} letters, more than the kernels' "
+                            f"limit of {MAX_LENGTH}")
+        ids[name] = len(codes)
+        codes.append(scheme.encode(seq, f"{path}:{name}"))
+    return ids, codes

@@ -1,0 +1,133 @@
+"""All-pairs SeqDist distances (the distance stage's engine): the tiles' pairs through a
+backend's SeqDist kernels, keeping the pairs a filter asks for and, on request, every
+distance. Pairs are built, aligned, filtered and compacted in the backend's own arrays (on
+the GPU for the GPU backend); only the kept pairs (and dense distances) reach the host.
+
+On a backend with a screen (the GPU), when max_distance drops pairs, every pair first
+goes through the screen; only the pairs whose distance passes or whose screen_bound
+reaches candidate_identity are aligned again in full, and the exact filter runs on those:
+the edge list is the same as one full pass.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from ..formats.distances import Edges, pair_index
+from . import tiling
+from .identity import screen_bound, upper_bound
+
+log = logging.getLogger("seqpairs.distance")
+
+
+def batches(tiles, pairs_per_batch: int):
+    """Consecutive tiles grouped into runs of at least pairs_per_batch pairs (the last may be short)."""
+    group, count = [], 0
+    for tile in tiles.itertuples(index=False):
+        group.append(tile)
+        count += tile.pairs
+        if count >= pairs_per_batch:
+            yield group
+            group, count = [], 0
+    if group:
+        yield group
+
+
+class Progress:
+    """Tiles done, GCUPS and ETA, logged at most every `every` seconds."""
+
+    def __init__(self, total_tiles: int, total_cells: int, every: float = 10.0):
+        self.total_tiles, self.total_cells, self.every = total_tiles, total_cells, every
+        self.tiles = self.cells = 0
+        self.start = self.last = time.perf_counter()
+
+    def update(self, tiles: int, cells: int) -> None:
+        self.tiles += tiles
+        self.cells += cells
+        now = time.perf_counter()
+        if now - self.last >= self.every or self.tiles == self.total_tiles:
+            self.last = now
+            rate = self.cells / max(now - self.start, 1e-9)
+            eta = (self.total_cells - self.cells) / rate if rate else float("inf")
+            log.info("tiles %d/%d, %.3g cells, %.3f GCUPS, ETA %.0f s", self.tiles,
+                     self.total_tiles, self.cells, rate / 1e9, eta)
+
+    @property
+    def gcups(self) -> float:
+        return self.cells / max(time.perf_counter() - self.start, 1e-9) / 1e9
+
+
+def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads):
+    """The backend's screen when the filter makes it pay, else None.
+
+    It pays when the filter drops most pairs: with no distance limit every pair is kept
+    and would be aligned twice, and iddef 3's bound from the screen's counts keeps nearly
+    every pair.
+    """
+    if (backend.seqdist_screen is None or max_distance == math.inf
+            or (candidate_identity is not None and iddef == 3)):
+        return None
+    return backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
+
+
+def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
+            candidate_identity=None, iddef=2, dense=False):
+    """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
+
+    Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
+    (iddef) reaches candidate_identity, and with `dense` every pair's distance in SeqDist
+    pair order (NaN for the pairs not in `tiles`), else None.
+    """
+    xp, to_host = backend.xp, backend.to_host
+    align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
+    screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads)
+    members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
+    lengths = xp.asarray(seqs.lengths)
+    dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
+
+    def selected(i, j, cost, counts, bound_of):
+        """The pairs the filter keeps by their distance or their identity bound."""
+        keep = cost / counts[0] <= max_distance
+        if candidate_identity is not None:
+            keep |= bound_of(iddef, lengths[i], lengths[j], *counts) >= candidate_identity
+        return keep
+
+    kept = []
+    progress = Progress(len(tiles), int(tiles["cells"].sum()))
+    for group in batches(tiles, backend.pairs_per_batch):
+        pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
+        i = xp.concatenate([p[0] for p in pairs])
+        j = xp.concatenate([p[1] for p in pairs])
+        if screen is not None:  # only the pairs the screen may keep are aligned in full
+            cost, *counts = screen(i, j)
+            if dense_out is not None:
+                dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+            may_keep = selected(i, j, cost, counts, screen_bound)
+            i, j = i[may_keep], j[may_keep]
+        cost, *counts = align(i, j)  # length, matches, aligned, leading
+        if dense_out is not None and screen is None:
+            dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+        keep = selected(i, j, cost, counts, upper_bound)
+        kept.append(tuple(to_host(a[keep]) for a in (i, j, cost, *counts)))
+        progress.update(len(group), sum(int(tile.cells) for tile in group))
+    cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
+    edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
+                  candidate_identity=math.nan if candidate_identity is None else candidate_identity,
+                  iddef=iddef)
+    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
+             int(tiles["pairs"].sum()), len(edges), progress.gcups)
+    return edges, dense_out
+
+
+def candidate_edges(seqs, threshold: float, iddef: int, *, backend, scheme,
+                    threads=None) -> Edges:
+    """The edge list of the pairs whose identity bound reaches threshold (only those),
+    over every pair with the default binning."""
+    bins = tiling.make_bins(seqs.lengths, tiling.BIN_WIDTH)
+    tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
+    edges, _ = compute(seqs, bins, tiles, backend=backend, scheme=scheme, threads=threads,
+                       max_distance=-math.inf, candidate_identity=threshold, iddef=iddef)
+    return edges

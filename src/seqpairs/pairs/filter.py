@@ -1,0 +1,211 @@
+"""The filter stage's engine: the pairs whose real alignment reaches an identity threshold.
+
+With `--scoring seqdist` (the default) the alignment is SeqDist's. Candidates are the
+pairs whose identity bound (identity.upper_bound, from the distance stage's counts)
+reaches the threshold; no other pair can. Each candidate is traced back
+(backends/cpu/trace_seqdist.py), its exact identity computed (identity.identity) and kept when it reaches
+the threshold. The kept pairs are written as a TSV with vsearch's userout field names:
+
+  query, target  ids of sequence i (A, the higher index, as in SeqDist) and j (B)
+  id             identity by --iddef, in percent (0-100, like vsearch)
+  alnlen         alignment columns without terminal gaps (vsearch's alnlen)
+  mism, ids      mismatches, matches
+  opens, gaps    gap openings and gap columns, terminal gaps excluded (as vsearch)
+  qilo, qihi     first and last query residue in an aligned pair (1-based, vsearch's names)
+  tilo, tihi     the same for the target
+  ql, tl         sequence lengths
+  caln           CIGAR of the whole alignment (backends/alignments.py: D = gap in the target,
+                 I = gap in the query; "=" for identical sequences)
+  distance       SeqDist's distance of the pair
+  id0 .. id4     identity by each of vsearch's five definitions, in percent
+Rows are sorted by (i, j). Terminal gaps are all gap columns before the first and after
+the last aligned pair (vsearch trims one gap run at each end; a SeqDist alignment can
+end with two).
+
+Under an affine scheme (`--scoring vsearch`: vsearch's `--allpairs_global --id T`, 2.22.1,
+with its default scoring) every pair is aligned globally with that scheme and traced back
+with vsearch's tie rules (backends/cpu/trace_affine.py), and kept when its
+identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
+>= 100 * --identity, as vsearch compares. The table has the same columns, with vsearch's
+orientation and trimming:
+  query, target  the earlier and the later sequence in the FASTA (vsearch's query and
+                 target); the CIGAR, qilo .. tihi and ql, tl are of that orientation
+  alnlen, opens, gaps, qilo .. tihi
+                 without vsearch's terminal gaps: the first and the last run of the
+                 alignment when they are gap runs (backends/cpu/trace_affine.py)
+  raw            instead of `distance`: the alignment score (vsearch's userout `raw`;
+                 higher is better; SeqDist's distance has no counterpart here)
+Rows are sorted by (query, target) in FASTA order. Pruning: for iddef 0, 2 and 3 neither
+the score nor the lengths bound the identity, so every pair is traced (multi-threaded).
+End gaps cost 2 + (k - 1), less than a mismatch's 4 per letter, so an optimal alignment
+can be mostly terminal gaps around a short identical overlap (iddef 2: 100% at any score
+and lengths) or a short sequence inside a long one (iddef 3: 1 - 2 / longer); and many
+matches (iddef 0) go with any score when mismatches and gaps come with them. For iddef 1
+and 4 (matches / columns) a pair is skipped when 100.0 * min(ql, tl) / max(ql, tl) <
+100.0 * T, which is safe: matches <= the shorter length, columns >= the longer one, and
+vsearch's rounded division is monotone. An edge list (--distances) holds SeqDist's
+candidates and is refused.
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..backends.alignments import COUNTS, Alignments
+from ..errors import UserError
+from ..formats.distances import Edges
+from ..formats.fasta import SequenceSet
+from .identity import IDDEFS, identity, upper_bound, vsearch_percent
+
+log = logging.getLogger("seqpairs.filter")
+
+COLUMNS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
+           "tilo", "tihi", "ql", "tl", "caln", "distance", "id0", "id1", "id2", "id3", "id4"]
+# affine schemes: the score `raw` in place of SeqDist's distance
+AFFINE_COLUMNS = [c if c != "distance" else "raw" for c in COLUMNS]
+# affine schemes: pairs traced per block (their runs are dropped unless kept)
+BLOCK_PAIRS = 1 << 18
+
+
+def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path) -> None:
+    """UserError unless `edges` belongs to `seqs` and holds every pair that can reach threshold."""
+    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
+        raise UserError(f"{path}: made from other sequences than the input FASTA "
+                        f"({edges.n} sequences, the FASTA has {seqs.n})")
+    if edges.max_distance == math.inf:  # it holds every pair
+        return
+    if edges.iddef != iddef or not edges.candidate_identity <= threshold:
+        made = ("without --candidate-identity" if math.isnan(edges.candidate_identity) else
+                f"with --candidate-identity {edges.candidate_identity:g} --iddef {edges.iddef}")
+        raise UserError(f"{path}: made {made}, so it may lack pairs that reach {threshold:g} "
+                        f"by --iddef {iddef}; rerun `seqpairs distance` with "
+                        f"--candidate-identity {threshold:g} --iddef {iddef}")
+
+
+def candidates(edges: Edges, lengths: np.ndarray, threshold: float, iddef: int) -> np.ndarray:
+    """Mask of the edges whose identity bound reaches the threshold."""
+    bound = upper_bound(iddef, lengths[edges.i], lengths[edges.j], edges.length, edges.matches,
+                        edges.aligned, edges.leading)
+    return bound >= threshold
+
+
+def exact_identities(al: Alignments, iddef: int, which=slice(None)) -> np.ndarray:
+    """Identity (a fraction) by vsearch's definition iddef of the traced pairs `which`."""
+    fields = (al["matches"], al["mismatches"], al["columns"], al["terminal_gaps"],
+              al["openings"], al.la, al.lb)
+    args = zip(*(f[which].tolist() for f in fields))
+    return np.array([identity(iddef, *a) for a in args], dtype=np.float64)
+
+
+def filter_pairs(seqs: SequenceSet, i, j, dist, threshold: float, iddef: int, scheme, cpu,
+                 threads: int | None = None) -> pd.DataFrame:
+    """Trace back every pair (i[k], j[k]) under a SeqDistScheme on the `cpu` backend; the
+    table of those whose identity reaches threshold."""
+    order = np.lexsort((j, i))
+    i, j, dist = np.asarray(i)[order], np.asarray(j)[order], np.asarray(dist)[order]
+    al = cpu.trace_seqdist(seqs.codes, seqs.offsets, i, j, scheme, threads)
+    exact = exact_identities(al, iddef)
+    keep = np.flatnonzero(exact >= threshold)
+    counts = {name: al[name][keep] for name in COUNTS}
+    ids = np.asarray(seqs.ids, dtype=object)
+    table = pd.DataFrame({
+        "query": ids[i[keep]],
+        "target": ids[j[keep]],
+        "id": 100.0 * exact[keep],
+        "alnlen": counts["columns"] - counts["terminal_gaps"],
+        "mism": counts["mismatches"],
+        "opens": counts["openings"] - counts["terminal_openings"],
+        "gaps": counts["gaps"] - counts["terminal_gaps"],
+        "ids": counts["matches"],
+        "qilo": counts["qlo"], "qihi": counts["qhi"], "tilo": counts["tlo"], "tihi": counts["thi"],
+        "ql": al.la[keep], "tl": al.lb[keep],
+        "caln": al.cigars(keep),
+        "distance": dist[keep],
+    })
+    for k in IDDEFS:
+        table[f"id{k}"] = 100.0 * exact_identities(al, k, keep)
+    return table[COLUMNS]
+
+
+def filter_edges(seqs: SequenceSet, edges: Edges, threshold: float, iddef: int, scheme, cpu,
+                 threads: int | None = None) -> pd.DataFrame:
+    """The kept pairs among the candidates of an edge list made under `scheme`."""
+    cand = candidates(edges, seqs.lengths, threshold, iddef)
+    table = filter_pairs(seqs, edges.i[cand], edges.j[cand], edges.distance[cand], threshold,
+                         iddef, scheme, cpu, threads)
+    log.info("%d pairs, %d candidates, %d kept", seqs.n * (seqs.n - 1) // 2, int(cand.sum()),
+             len(table))
+    return table
+
+
+def all_pairs(n: int, block_pairs: int = BLOCK_PAIRS):
+    """Every pair (query q, target t), q < t < n, in order, as blocks of about block_pairs."""
+    q0 = 0
+    while q0 < n - 1:
+        q1, count = q0, 0
+        while q1 < n - 1 and (count == 0 or count + n - 1 - q1 <= block_pairs):
+            count += n - 1 - q1
+            q1 += 1
+        queries = np.arange(q0, q1, dtype=np.int64)
+        yield (np.repeat(queries, n - 1 - queries),
+               np.concatenate([np.arange(q + 1, n, dtype=np.int64) for q in range(q0, q1)]))
+        q0 = q1
+
+
+def affine_table(seqs: SequenceSet, scheme, cpu, q, t, threshold: float, iddef: int,
+                 threads: int | None = None) -> pd.DataFrame:
+    """Trace the pairs (query q[k], target t[k]) with `scheme` on the `cpu` backend; the
+    rows of those whose identity (vsearch's percent) is >= 100 * threshold."""
+    al = cpu.trace_affine(seqs.codes, seqs.offsets, q, t, scheme, threads)
+    c = {name: al[name] for name in COUNTS}
+    percent = {k: vsearch_percent(k, c["matches"], c["mismatches"], c["columns"],
+                                  c["terminal_gaps"], c["openings"], al.la, al.lb)
+               for k in IDDEFS}
+    keep = np.flatnonzero(percent[iddef] >= 100.0 * threshold)
+    ids = np.asarray(seqs.ids, dtype=object)
+    table = pd.DataFrame({
+        "query": ids[q[keep]],
+        "target": ids[t[keep]],
+        "id": percent[iddef][keep],
+        "alnlen": (c["columns"] - c["terminal_gaps"])[keep],
+        "mism": c["mismatches"][keep],
+        "opens": (c["openings"] - c["terminal_openings"])[keep],
+        "gaps": (c["gaps"] - c["terminal_gaps"])[keep],
+        "ids": c["matches"][keep],
+        "qilo": c["qlo"][keep], "qihi": c["qhi"][keep],
+        "tilo": c["tlo"][keep], "tihi": c["thi"][keep],
+        "ql": al.la[keep], "tl": al.lb[keep],
+        "caln": al.cigars(keep),
+        "raw": al.score[keep],
+    })
+    for k in IDDEFS:
+        table[f"id{k}"] = percent[k][keep]
+    return table[AFFINE_COLUMNS]
+
+
+def filter_affine(seqs: SequenceSet, scheme, cpu, threshold: float, iddef: int,
+                  threads: int | None = None, block_pairs: int = BLOCK_PAIRS) -> pd.DataFrame:
+    """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
+
+    For iddef 1 and 4 pairs whose length ratio is below the threshold are skipped (the
+    module docstring proves it safe); all others are traced.
+    """
+    lengths = seqs.lengths
+    no_pairs = np.zeros(0, dtype=np.int64)
+    parts, candidates = [], 0
+    for q, t in all_pairs(seqs.n, block_pairs):
+        if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
+            la, lb = lengths[q], lengths[t]
+            fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
+            q, t = q[fits], t[fits]
+        candidates += len(q)
+        part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
+        if len(part):  # (an empty part would make the text columns objects)
+            parts.append(part)
+    table = (pd.concat(parts, ignore_index=True) if parts else
+             affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads))
+    log.info("%d pairs, %d traced, %d kept", seqs.n * (seqs.n - 1) // 2, candidates, len(table))
+    return table

@@ -1,0 +1,91 @@
+"""Integer Smith-Waterman local alignment with affine gaps (Gotoh), as data.
+
+`LocalScheme`'s docstring is the recurrence that the PSSE score engines (backends/cpu/
+local.py, backends/gpu/local.py with gpu_kernels/local.cu) compute exactly and that
+tests/reference_local.py implements plainly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UserError
+from .alphabet import AMINO_ACIDS, DNA
+from .scheme import Scheme
+
+# Standard letters of each `LocalScheme.from_matrix` alphabet; they take the first codes.
+STANDARD = {"protein": AMINO_ACIDS, "dna": DNA}
+
+
+@dataclass(frozen=True)
+class LocalScheme(Scheme):
+    """Scores of an integer local alignment (Smith-Waterman-Gotoh), maximised.
+
+    Letter code k is alphabet[k]; subst[a][b] scores query letter code a against target
+    letter code b. A gap of length k, in either sequence, costs gap_open + k * gap_extend
+    (NCBI's convention). Costs are >= 0; costs and |subst| are at most MAX_COST.
+
+    Query Q (length m) runs along the columns, target T (length n) down the rows; m or n
+    may be 0. With H(i, 0) = H(0, j) = 0 and E, F of row or column 0 at minus infinity,
+    for 1 <= i <= n, 1 <= j <= m:
+        E(i, j) = max(E(i, j-1) - gap_extend, H(i, j-1) - gap_open - gap_extend)
+        F(i, j) = max(F(i-1, j) - gap_extend, H(i-1, j) - gap_open - gap_extend)
+        H(i, j) = max(0, H(i-1, j-1) + subst[Q[j-1]][T[i-1]], E(i, j), F(i, j))
+    The score of the pair is the maximum of H over all cells (0 when m or n is 0): the best
+    local alignment score, integer and >= 0.
+    """
+
+    family = "local"
+    gap_open: int = 0
+    gap_extend: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        self._costs("gap_open", "gap_extend")
+
+    @classmethod
+    def dna(cls, match: int, mismatch: int, gap_open: int, gap_extend: int) -> LocalScheme:
+        """Alphabet ACGT, `match` on the diagonal and `mismatch` elsewhere."""
+        subst = tuple(tuple(match if a == b else mismatch for b in DNA) for a in DNA)
+        return cls(DNA, subst, gap_open, gap_extend)
+
+    @classmethod
+    def from_matrix(cls, name: str, gap_open: int, gap_extend: int,
+                     alphabet: str = "protein") -> LocalScheme:
+        """A Biopython substitution matrix by name (Bio.Align.substitution_matrices.load).
+
+        alphabet "protein": codes 0-19 are the standard amino acids ARNDCQEGHILKMFPSTWYV,
+        then the matrix's other letters in its own order (BLOSUM62: B Z X *); "dna":
+        codes 0-3 are ACGT, then the matrix's other letters (NUC.4.4: S W R Y K M B V H D N).
+        The matrix must score every standard letter and hold integers only.
+        """
+        from Bio.Align import substitution_matrices
+
+        standard = STANDARD.get(alphabet)
+        if standard is None:
+            raise UserError(f"local scheme: alphabet must be one of {', '.join(STANDARD)}, "
+                            f"got {alphabet!r}")
+        try:
+            table = substitution_matrices.load(name)
+        except (FileNotFoundError, ValueError, TypeError):
+            raise UserError(f"unknown substitution matrix {name!r}; available: "
+                            f"{', '.join(substitution_matrices.load())}") from None
+        letters = table.alphabet
+        if not isinstance(letters, str) or table.ndim != 2:
+            raise UserError(f"substitution matrix {name} does not score single letters")
+        missing = [c for c in standard if c not in letters]
+        if missing:
+            raise UserError(f"substitution matrix {name} has no score for {''.join(missing)}, "
+                            f"so it cannot score the {alphabet} alphabet")
+        order = standard + "".join(c for c in letters if c not in standard)
+        values = [[table[a, b] for b in order] for a in order]
+        if any(v != round(v) for row in values for v in row):
+            raise UserError(f"substitution matrix {name} has non-integer scores")
+        return cls(order, tuple(tuple(int(v) for v in row) for row in values), gap_open,
+                   gap_extend)
+
+    def max_score(self, m, n):
+        """Bound on the score of a query of length m against a target of length n (NumPy
+        arrays work): each of at most min(m, n) aligned pairs adds the best substitution."""
+        import numpy as np
+
+        return np.minimum(m, n) * max(0, max(map(max, self.subst)))

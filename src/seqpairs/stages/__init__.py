@@ -1,0 +1,8 @@
+"""The pipeline's stages, in order; one module each, holding its `seqpairs` subcommand
+(`register`) and the wiring from the command's options to its engine (`run`): read the
+options and input files, call the engine with plain values, write the outputs. The
+algorithms live in the engines: reads/ (simulate, ingest), pairs/ (binning, distance,
+filter), stats/ (psse), cluster/, report/.
+"""
+
+STAGES = ("simulate", "ingest", "binning", "distance", "filter", "psse", "cluster", "report")

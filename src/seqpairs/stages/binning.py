@@ -1,0 +1,26 @@
+"""`seqpairs binning` (alias `bin`): length bins and tiles of the pair space (pairs/tiling.py)."""
+from __future__ import annotations
+
+from ..formats.fasta import read_unique_fasta
+from ..formats.tables import write_tsv
+from ..pairs.tiling import BIN_WIDTH, TILE_COLUMNS, TILE_PAIRS, make_bins, make_tiles
+
+
+def run(args) -> None:
+    seqs = read_unique_fasta(args.input)
+    bins = make_bins(seqs.lengths, args.bin_width)
+    write_tsv(args.bins, bins)
+    write_tsv(args.tiles, make_tiles(seqs.lengths, bins, args.tile_pairs))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("binning", aliases=["bin"],
+                       help="length bins and the tiling of the pair space into work units")
+    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA)")
+    p.add_argument("--bins", required=True, help="bin manifest TSV: bin, min, max, count")
+    p.add_argument("--tiles", required=True, help="tiles TSV: " + ", ".join(TILE_COLUMNS))
+    p.add_argument("--bin-width", type=int, default=BIN_WIDTH,
+                   help=f"bin width in bp (default {BIN_WIDTH})")
+    p.add_argument("--tile-pairs", type=int, default=TILE_PAIRS,
+                   help=f"about this many pairs per tile (default {TILE_PAIRS})")
+    p.set_defaults(func=run)

@@ -1,0 +1,76 @@
+"""`seqpairs filter`: the pairs whose real alignment reaches an identity threshold
+(pairs/filter.py). Under SeqDist scoring the candidates come from the distance stage's
+edge list (--distances) or are computed here; under an affine scheme (the vsearch preset)
+every pair is aligned. Tracebacks run on the CPU backend."""
+from __future__ import annotations
+
+from .. import backends, scoring
+from ..errors import UserError
+from ..formats.distances import read_edges
+from ..formats.fasta import read_unique_fasta
+from ..formats.tables import write_tsv
+from ..pairs.distance import candidate_edges
+from ..pairs.filter import check_edges, filter_affine, filter_edges
+from ..pairs.identity import IDDEFS
+
+
+def seqdist_table(args, seqs, scheme, cpu):
+    """Candidates from the edge list (or computed on --backend), traced on the CPU."""
+    if args.distances:
+        edges = read_edges(args.distances)
+        check_edges(edges, seqs, args.identity, args.iddef, args.distances)
+    else:
+        edges = candidate_edges(seqs, args.identity, args.iddef, scheme=scheme,
+                                backend=backends.select(args.backend), threads=args.threads)
+    return filter_edges(seqs, edges, args.identity, args.iddef, scheme, cpu, args.threads)
+
+
+def affine_table(args, seqs, scheme, cpu):
+    """Every pair traced on the CPU (vsearch's allpairs_global)."""
+    return filter_affine(seqs, scheme, cpu, args.identity, args.iddef, args.threads)
+
+
+def check_affine(args) -> None:
+    if args.distances:
+        raise UserError(f"{args.distances}: an edge list holds the candidates of SeqDist "
+                        f"scoring; --scoring {args.scoring} aligns every pair itself, so "
+                        "leave out --distances")
+    if args.backend == "gpu":
+        raise UserError(f"--scoring {args.scoring} traces on the CPU; leave out --backend gpu")
+
+
+# By scoring family: the checks of the options (before any input is read) and the table.
+FAMILIES = {"seqdist": (lambda args: None, seqdist_table), "affine": (check_affine, affine_table)}
+
+
+def run(args) -> None:
+    if not 0.0 <= args.identity <= 1.0:
+        raise UserError(f"--identity must be between 0 and 1, not {args.identity}")
+    scheme = scoring.get(args.scoring)
+    check, table = FAMILIES[scheme.family]
+    check(args)
+    seqs = read_unique_fasta(args.input)
+    if seqs.n < 2:
+        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
+    write_tsv(args.output, table(args, seqs, scheme, backends.select("cpu")))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("filter", help="pairs whose real alignment reaches an identity threshold")
+    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
+    p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
+                   "here); it must hold every pair whose bound reaches --identity")
+    p.add_argument("--identity", type=float, required=True,
+                   help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
+    p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
+                   help="vsearch's identity definition (default 2)")
+    p.add_argument("--scoring", choices=scoring.names("filter"), default="seqdist",
+                   help="scoring scheme: seqdist (default), or vsearch: vsearch's "
+                   "--allpairs_global with its default scoring, every pair aligned (no "
+                   "--distances)")
+    p.add_argument("--backend", choices=backends.NAMES, default="auto",
+                   help="backend of the candidate step without --distances (default auto; "
+                   "--scoring vsearch runs on the CPU)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")
+    p.set_defaults(func=run)

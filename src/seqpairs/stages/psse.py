@@ -1,0 +1,128 @@
+"""`seqpairs psse`: pairwise statistical significance of local alignment scores
+(stats/psse.py) for the pairs of a TSV, e.g. the filter's kept.tsv. Under MPI each rank
+scores its share of the pairs (by cost m*n) and rank 0 writes the table."""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from .. import backends, parallel, scoring
+from ..errors import UserError
+from ..formats.atomic import atomic_open
+from ..formats.fasta import read_coded
+from ..formats.tables import read_tsv
+from ..report import psse_figures
+from ..scoring import LocalScheme
+from ..stats.psse import COLUMNS, score_and_fit, significance
+
+log = logging.getLogger("seqpairs.psse")
+# The registered schemes whose scores are the defaults, by alphabet.
+DEFAULT_SCHEME = {"dna": "blastn", "protein": "blastp"}
+
+
+def make_scheme(args) -> LocalScheme:
+    """The scoring scheme of the command line: the alphabet's default scheme (BLASTN's,
+    BLASTP's) with the options given replacing its values."""
+    dna = args.alphabet == "dna"
+    if args.matrix and (args.match is not None or args.mismatch is not None):
+        raise UserError("--matrix and --match/--mismatch exclude each other")
+    if not dna and (args.match is not None or args.mismatch is not None):
+        raise UserError("--match/--mismatch score DNA; for protein give --matrix")
+    default = scoring.get(DEFAULT_SCHEME[args.alphabet])
+    gap_open = default.gap_open if args.gap_open is None else args.gap_open
+    gap_extend = default.gap_extend if args.gap_extend is None else args.gap_extend
+    if args.matrix:
+        return LocalScheme.from_matrix(args.matrix, gap_open, gap_extend,
+                                       alphabet=args.alphabet)
+    if args.match is not None or args.mismatch is not None:
+        match = default.subst[0][0] if args.match is None else args.match
+        mismatch = default.subst[0][1] if args.mismatch is None else args.mismatch
+        return LocalScheme.dna(match, mismatch, gap_open, gap_extend)
+    return replace(default, gap_open=gap_open, gap_extend=gap_extend)
+
+
+def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
+    """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
+    table = read_tsv(path, ("query", "target"), dtype=str, keep_default_na=False)
+    pairs = table[["query", "target"]].copy()
+    for column in ("query", "target"):
+        index = pairs[column].map(ids)
+        unknown = np.flatnonzero(index.isna().to_numpy())
+        if unknown.size:
+            k = int(unknown[0])
+            raise UserError(f"{path}:{k + 2}: {column} {pairs[column].iloc[k]!r} "
+                            f"is not in {fasta}")
+        pairs[f"{column}_index"] = index.to_numpy(dtype=np.int64)
+    return pairs
+
+
+def run(args) -> None:
+    if args.shuffles < 2:
+        raise UserError(f"--shuffles must be at least 2, not {args.shuffles}")
+    if not 0 <= args.seed < 2**64:
+        raise UserError(f"--seed must be between 0 and 2**64 - 1, not {args.seed}")
+    if not 0.0 <= args.alpha <= 1.0:
+        raise UserError(f"--alpha must be between 0 and 1, not {args.alpha}")
+    if args.plots:  # before the work, not after
+        psse_figures.pyplot()
+    scheme = make_scheme(args)
+    ids, codes = read_coded(args.input, scheme)
+    pairs = read_pairs(args.pairs, ids, args.input)
+    lengths = np.array([len(c) for c in codes], dtype=np.int64)
+    index = np.column_stack([pairs["query_index"], pairs["target_index"]])
+    m, n = lengths[index[:, 0]], lengths[index[:, 1]]
+    executor = parallel.current()
+    mine = executor.share(m * n)
+    backend = backends.select(args.backend, executor.device)
+    real, shuffled, mu, beta = score_and_fit(backend, scheme, codes, index[mine], mine,
+                                             args.shuffles, args.seed, args.threads)
+    if not args.plots:
+        shuffled = shuffled[:, :0]  # only the plots need them on rank 0
+    gathered = executor.gather(mine, (real, mu, beta, shuffled))
+    if not executor.root:
+        return
+    real, mu, beta, shuffled = gathered
+    table = pd.DataFrame({"query": pairs["query"], "target": pairs["target"],
+                          "score": np.asarray(real, dtype=np.int64), "m": m, "n": n,
+                          "mu": mu, "beta": beta})
+    table = significance(table, args.alpha)[COLUMNS]
+    unfitted = int(table["beta"].isna().sum())
+    if unfitted:
+        log.warning("%d pairs: every shuffle scored the same, no fit (p-value NaN)", unfitted)
+    log.info("%d pairs, %d with p <= %g, median lambda %.4g", len(table),
+             int(table["significant"].sum()), args.alpha, table["lambda"].median())
+    with atomic_open(args.output) as fh:
+        table.to_csv(fh, sep="\t", index=False, na_rep="NaN")
+    if args.plots and not psse_figures.write(args.plots, table, shuffled):
+        log.warning("--plots: no pair has a Gumbel fit; the plots say so")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("psse", help="pairwise statistical significance of local alignments "
+                       "(shuffles + Gumbel fit)")
+    p.add_argument("-i", "--input", required=True, help="sequences (FASTA)")
+    p.add_argument("--pairs", required=True,
+                   help="pairs (TSV with a header naming query and target columns, "
+                   "e.g. the filter's kept.tsv)")
+    p.add_argument("-o", "--output", required=True, help="scores, fits and p-values (TSV)")
+    p.add_argument("--alphabet", choices=tuple(DEFAULT_SCHEME), default="dna",
+                   help="sequence alphabet (default dna)")
+    p.add_argument("--matrix", help="substitution matrix by name (Biopython's, e.g. BLOSUM62; "
+                   "default for protein: BLOSUM62)")
+    p.add_argument("--match", type=int, help="DNA match score (default 2)")
+    p.add_argument("--mismatch", type=int, help="DNA mismatch score (default -3)")
+    p.add_argument("--gap-open", type=int, help="a gap of length k costs gap-open + k gap-extend "
+                   "(default: dna 5, protein 11)")
+    p.add_argument("--gap-extend", type=int, help="(default: dna 2, protein 1)")
+    p.add_argument("--shuffles", type=int, default=1000,
+                   help="shuffled targets per pair (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (default 0)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="`significant` is pvalue <= alpha (default 0.05)")
+    p.add_argument("--backend", choices=backends.NAMES, default="auto")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--plots", help="folder for the score histograms and the QQ plot (PNG)")
+    p.set_defaults(func=run)

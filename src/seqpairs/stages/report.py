@@ -1,0 +1,39 @@
+"""`seqpairs report`: one dataset's figures and summary.tsv for Snakemake's HTML report
+(report/summary.py); the workflow's times.tsv adds the time of every rule."""
+from __future__ import annotations
+
+from ..errors import UserError
+from ..report.summary import Inputs, report
+
+
+def run(args) -> None:
+    if args.gpus < 0:
+        raise UserError(f"--gpus must be 0 or more, not {args.gpus}")
+    inputs = Inputs(args.ingest_report, args.unique, args.bins, args.tiles, args.edges,
+                    args.kept, args.membership, args.psse, args.otu_table, args.times)
+    report(args.dataset, inputs, args.distance_backend, args.gpus, args.output)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="plots and run summary of one dataset (Snakemake report)")
+    p.add_argument("--dataset", required=True, help="dataset name (plot titles)")
+    p.add_argument("--ingest-report", required=True, metavar="TSV", help="ingest's report.tsv")
+    p.add_argument("--unique", required=True, metavar="FASTA", help="ingest's unique.fasta")
+    p.add_argument("--bins", required=True, metavar="TSV", help="binning's bins.tsv")
+    p.add_argument("--tiles", required=True, metavar="TSV", help="binning's tiles.tsv")
+    p.add_argument("--edges", required=True, metavar="NPZ", help="distance's edges.npz")
+    p.add_argument("--kept", required=True, metavar="TSV", help="filter's kept.tsv")
+    p.add_argument("--psse", metavar="TSV", help="psse's psse.tsv (adds `significant`)")
+    p.add_argument("--membership", required=True, metavar="TSV",
+                   help="cluster's PREFIX.membership.tsv")
+    p.add_argument("--otu-table", metavar="TSV",
+                   help="cluster's PREFIX.otu_table.tsv (checked against the membership)")
+    p.add_argument("--times", metavar="TSV",
+                   help="seconds per rule (columns rule, seconds, edge_list: the rules that "
+                   "made the edge list), as the workflow collates them from its benchmark "
+                   "files: adds the distance time, GCUPS and time per rule to the summary")
+    p.add_argument("--distance-backend", required=True,
+                   help="the distance stage's backend, as shown in the summary")
+    p.add_argument("--gpus", type=int, required=True, help="GPUs, as shown in the summary")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    p.set_defaults(func=run)

@@ -1,0 +1,62 @@
+"""Pairwise statistical significance of local alignment scores (PSSE): the psse stage's engine.
+
+Agrawal and Huang's PSSE: for each pair (query, target) the Smith-Waterman score of the
+real pair and of `--shuffles` pairs with the target shuffled (same letters, other order)
+come from a backend's local_scores (backends/cpu/local.py, backends/gpu/local.py). A Gumbel
+distribution fitted to the shuffled scores by maximum likelihood (gumbel.py) gives the
+p-value of the real score. Output, one row per input pair in the input order:
+
+  query, target  the pair, as in --pairs (the filter's kept.tsv works as is)
+  score          the real pair's local alignment score
+  m, n           query and target lengths
+  mu, beta       the fitted Gumbel location and scale (NaN, like every value that depends
+                 on them, when every shuffle scored alike)
+  lambda, K      Karlin-Altschul form: lambda = 1/beta, K = exp(lambda mu)/(m n)
+  pvalue         P(S >= score) = 1 - exp(-K m n e^(-lambda (score - 1/2))) (continuity
+                 correction for integer scores, see gumbel.py)
+  log10_pvalue   its log10, finite where pvalue underflows to 0 (below ~1e-308: related
+                 amplicons of some hundred bp get there)
+  evalue         pvalue times the number of pairs tested (rows of --pairs)
+  qvalue         Benjamini-Hochberg adjusted p-value over all pairs tested
+  significant    pvalue <= --alpha
+
+Under MPI (mpiexec -n N seqpairs psse ...) the pairs are shared over the ranks by cost
+m*n (parallel.Executor.share), and rank 0 gathers the fits in row order and writes the
+table, which is the same bytes for any number of ranks and either backend: the shuffles of
+a pair depend only on --seed and the pair's row in --pairs (its RNG key, shuffle.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import gumbel
+
+COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "pvalue",
+           "log10_pvalue", "evalue", "qvalue", "significant"]
+
+
+def score_and_fit(backend, scheme, codes, index: np.ndarray, keys: np.ndarray, shuffles: int,
+                  seed: int, threads=None):
+    """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
+    (query, target rows into codes) on `backend`; keys[k] is pair k's RNG key, its row in
+    --pairs."""
+    queries = [codes[q] for q in index[:, 0]]
+    targets = [codes[t] for t in index[:, 1]]
+    real, shuffled = backend.local_scores(scheme, queries, targets, keys, shuffles, seed,
+                                          threads)
+    mu, beta = gumbel.fit(shuffled)
+    return real, shuffled, mu, beta
+
+
+def significance(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Add lambda, K, p-, E- and q-values and `significant` to a table of scores and fits."""
+    table["lambda"], table["K"] = gumbel.karlin(table["mu"], table["beta"], table["m"],
+                                                table["n"])
+    p = gumbel.pvalue(table["score"], table["mu"], table["beta"])
+    table["pvalue"] = p
+    table["log10_pvalue"] = gumbel.log10_pvalue(table["score"], table["mu"], table["beta"])
+    table["evalue"] = gumbel.evalue(p, len(table))
+    table["qvalue"] = gumbel.qvalues(p)
+    table["significant"] = p <= alpha  # False where there is no fit (NaN)
+    return table

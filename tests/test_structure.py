@@ -1,0 +1,181 @@
+"""The seams of the code: one backend contract chosen in one place, the scoring and
+clustering registries (and the workflow's use of them), the kernel variant table, the
+executors. Each test checks a promise that docs/design.md makes."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from seqpairs import backends, cluster, parallel, scoring
+from seqpairs.backends.gpu import kernels
+from seqpairs.cli import build_parser
+from seqpairs.errors import UserError
+from seqpairs.scoring.alphabet import DNA, encode_all
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src" / "seqpairs"
+
+
+def schema_enum(stage: str, key: str) -> list:
+    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    return schema["$defs"][stage]["properties"][key]["enum"]
+
+
+def choices(command: str, option: str) -> tuple:
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]
+    return tuple(next(a for a in sub._actions if option in a.option_strings).choices)
+
+
+# --- scoring ----------------------------------------------------------------------------
+
+
+def test_registry_names_are_the_stages_choices_and_the_config_enums():
+    assert scoring.names("distance") == ("seqdist",)
+    assert scoring.names("filter") == ("seqdist", "vsearch")
+    for stage in ("distance", "filter"):
+        assert choices(stage, "--scoring") == scoring.names(stage)
+        assert schema_enum(stage, "scoring") == list(scoring.names(stage))
+    with pytest.raises(UserError, match="unknown scoring scheme 'blosum'; registered: seqdist"):
+        scoring.get("blosum")
+
+
+def test_every_scheme_is_one_kind_of_object_with_one_dna_encoding():
+    for name in scoring.REGISTRY:
+        scheme = scoring.get(name)
+        assert isinstance(scheme, scoring.Scheme) and scheme.family == scoring.REGISTRY[name].family
+        assert scheme.alphabet.startswith(DNA) or name == "blastp"
+        assert scheme.matrix().shape == (len(scheme.alphabet),) * 2
+    codes, _ = encode_all(["ACGT"])
+    assert list(codes) == [0, 1, 2, 3]
+    assert scoring.get("blastn").encode("acgt", "x").tolist() == [0, 1, 2, 3]
+
+
+def test_seqdist_costs_are_tran_dat_by_letter():
+    """docs/seqdist.md's table (A, C, T, G order) in the scheme's ACGT order."""
+    table = {"A": [0, 11.619259, 11.694004, 7.748623], "C": [11.619259, 0, 7.619657, 12.852562],
+             "T": [11.694004, 7.619657, 0, 10.964048], "G": [7.748623, 12.852562, 10.964048, 0]}
+    scheme = scoring.get("seqdist")
+    for a, b in ((a, b) for a in DNA for b in DNA):
+        assert scheme.subst[DNA.index(a)][DNA.index(b)] == table[a]["ACTG".index(b)]
+    assert (scheme.gap, scheme.homopolymer_gap) == (15.0, 4.0)
+
+
+def test_the_seqdist_kernel_has_no_copy_of_the_costs():
+    """The gap costs reach seqdist.cu from the scheme (-D defines); its source states none."""
+    source = kernels.source("seqdist.cu")
+    assert "#define GAP" not in source and "#define HOMOPOLYMER_GAP" not in source
+    assert kernels.seqdist_defines(scoring.get("seqdist")) == {"gap": "15.0",
+                                                               "homopolymer_gap": "4.0"}
+    for module in (SRC / "backends" / "cpu" / "seqdist.py", SRC / "backends" / "cpu" /
+                   "trace_seqdist.py"):
+        assert "15.0" not in module.read_text() and "11.619259" not in module.read_text()
+
+
+def test_scoring_and_clustering_registries_import_without_numpy():
+    """Snakemake asks them while it plans, in an environment without NumPy."""
+    code = ("import sys; sys.modules['numpy'] = None; import seqpairs.scoring as s, "
+            "seqpairs.cluster as c; s.names('filter'); c.METHODS['greedy'].reads")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_no_module_is_named_after_a_standard_library_module():
+    for path in SRC.rglob("*.py"):
+        name = path.stem if path.stem != "__init__" else path.parent.name
+        assert name not in sys.stdlib_module_names, path
+
+
+def test_workflow_tests_no_scheme_or_method_names():
+    names = [*scoring.REGISTRY, *cluster.METHODS]
+    for smk in (REPO / "workflow" / "rules").glob("*.smk"):
+        for line in smk.read_text().splitlines():
+            code = line.split("#")[0]
+            assert not any(f'== "{n}"' in code or f'!= "{n}"' in code for n in names), (
+                smk.name, line)
+
+
+# --- clustering -------------------------------------------------------------------------
+
+
+def test_clustering_methods_are_the_cli_choices_and_the_config_enum():
+    assert choices("cluster", "--linkage") == tuple(cluster.METHODS)
+    assert schema_enum("cluster", "linkage") == list(cluster.METHODS)
+    for name, method in cluster.METHODS.items():
+        module = __import__(f"seqpairs.cluster.{method.module}", fromlist=["cluster"])
+        assert callable(module.cluster), name
+        assert method.reads in ("edge list", "full matrix", "pairs")
+
+
+# --- backends ---------------------------------------------------------------------------
+
+
+def test_backend_is_chosen_in_one_place():
+    cpu = backends.select("cpu")
+    assert cpu.name == "cpu" and cpu.xp is np and cpu.seqdist_screen is None
+    assert cpu.trace_seqdist is not None and cpu.trace_affine is not None
+    with pytest.raises(UserError, match="backend must be one of auto, cpu, gpu"):
+        backends.select("tpu")
+    for stage in ("distance", "filter", "psse"):
+        assert choices(stage, "--backend") == backends.NAMES
+    # only backends/__init__.py picks a backend module
+    for path in SRC.rglob("*.py"):
+        if "backends" in path.parts:
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert not any(m.startswith(("backends.cpu", "backends.gpu")) for m in imported), path
+
+
+def test_gpu_code_imports_nothing_from_cpu_code():
+    for path in (SRC / "backends" / "gpu").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").startswith("cpu"), (path.name, node.module)
+                assert "cpu" not in (node.module or "").split("."), (path.name, node.module)
+
+
+def test_without_a_gpu_auto_is_the_cpu_and_gpu_is_one_error():
+    if backends.gpu.available():
+        pytest.skip("a GPU is visible")
+    assert backends.select("auto").name == "cpu"
+    with pytest.raises(UserError, match="no CUDA GPU visible"):
+        backends.select("gpu")
+
+
+def test_kernel_variants_are_data_and_tuning_names_real_defines():
+    variant = kernels.VARIANTS["seqdist"]
+    tuned = variant.tuned(strip=8, max_registers=None)
+    assert tuned.defines["STRIP"] == 8 and tuned.max_registers is None
+    assert variant.defines["STRIP"] == 16  # the table is not changed
+    assert "-DSTRIP=8" in tuned.options() and not any("maxrreg" in o for o in tuned.options())
+    with pytest.raises(TypeError, match="no define strips"):
+        variant.tuned(strips=8)
+    for name, row in kernels.VARIANTS.items():
+        source = kernels.source(row.source)
+        assert f'extern "C" __global__ void {row.function}(' in source, name
+
+
+# --- executors --------------------------------------------------------------------------
+
+
+def test_local_executor_computes_everything_and_gathers_in_key_order():
+    executor = parallel.current()
+    assert (executor.rank, executor.size, executor.root, executor.device) == (0, 1, True, 0)
+    assert executor.share(np.array([5, 1, 9])).tolist() == [0, 1, 2]
+    key = np.array([3, 1, 2])
+    a, b = executor.gather(key, (np.array([30, 10, 20]), np.array([[3], [1], [2]])))
+    assert a.tolist() == [10, 20, 30] and b.tolist() == [[1], [2], [3]]
+
+
+def test_assign_balances_by_cost_longest_first():
+    # by hand: 10 -> 0, 8 -> 1, 2 -> 1 (load 8 < 10), 1 (item 1) -> 0 (10 = 10: the lower
+    # worker), 1 (item 2) -> 1
+    assert parallel.assign([10, 1, 1, 8, 2], 2).tolist() == [0, 0, 1, 1, 1]
