@@ -1,6 +1,7 @@
-# Shared by the rules: the effective parameters of each dataset, the command that runs
-# seqpairs from this workflow's own source tree, the MPI launcher of the GPU rules, and
-# the targets. Each stage's option builders sit beside its rules, in its own file.
+# Shared by the rules: seqpairs from this workflow's own source tree, the effective
+# parameters of each dataset, which rules and files each dataset gets, the helpers and
+# input functions of the rules, the MPI launcher of the GPU rules, and the targets. The
+# rule files hold rules only, each with its options inline (stage_options).
 
 import copy
 import os
@@ -12,10 +13,10 @@ from snakemake.exceptions import WorkflowError
 from snakemake.sourcecache import LocalSourceFile
 
 # The workflow's jobs (`python3 -m seqpairs ...`, the scripts) and Snakemake, which asks
-# the clustering and scoring registries while it plans, run seqpairs from this checkout's src/,
-# installed or not: a conda env needs only the third-party packages of envs/*.yaml. Jobs
-# inherit PYTHONPATH from Snakemake (local jobs, conda envs, MPI ranks, SLURM jobs, which
-# read this file again).
+# the clustering and scoring registries while it plans, run seqpairs from this checkout's
+# src/, installed or not: a conda env needs only the third-party packages of envs/*.yaml.
+# Jobs inherit PYTHONPATH from Snakemake (local jobs, conda envs, MPI ranks, SLURM jobs,
+# which read this file again).
 if not isinstance(workflow.current_basedir, LocalSourceFile):
     raise WorkflowError(
         "seqpairs runs its jobs from its own source tree: use the workflow "
