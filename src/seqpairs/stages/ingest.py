@@ -2,23 +2,34 @@
 from __future__ import annotations
 
 from ..errors import UserError
-from ..formats.samples import sample_name
+from ..formats.samples import STDIN, sample_name
 from ..reads.ingest import ingest, write_outputs
 
 
 def parse_input(spec: str) -> tuple[str, str]:
-    """'NAME=FILE' -> (NAME, FILE); 'FILE' -> (sample_name(FILE), FILE)."""
+    """'NAME=FILE' -> (NAME, FILE); 'FILE' -> (sample_name(FILE), FILE); FILE '-' is
+    standard input, which has no file name to name the sample: 'NAME=-'."""
     name, sep, path = spec.partition("=")
     if not sep:
+        if spec == STDIN:
+            raise UserError(f"-i {STDIN}: name the sample read from standard input: -i NAME={STDIN}")
         return sample_name(spec), spec
     if not name or not path:
         raise UserError(f"-i {spec}: expected FILE or SAMPLE=FILE")
     return name, path
 
 
+def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
+    """The (sample, file) of every -i; standard input at most once."""
+    inputs = [parse_input(spec) for spec in specs]
+    if sum(path == STDIN for _, path in inputs) > 1:
+        raise UserError(f"-i NAME={STDIN} more than once: standard input is read once, for one sample")
+    return inputs
+
+
 def run(args) -> None:
     result = ingest(
-        [parse_input(spec) for spec in args.input],
+        parse_inputs(args.input),
         ambiguous=args.ambiguous,
         min_length=args.min_length,
         max_length=args.max_length,
@@ -35,7 +46,8 @@ def register(subparsers) -> None:
         "filter and dereplicate them across samples.",
     )
     p.add_argument("-i", "--input", action="append", required=True, metavar="[SAMPLE=]FILE",
-                   help="a sample file; the sample name defaults to the file name without "
+                   help="a sample file, pipe or FIFO, or SAMPLE=- for standard input (once); "
+                   "the sample name defaults to the file name without "
                    ".gz/.fastq/.fq/.fasta/.fa/.fna (repeat for each sample)")
     p.add_argument("-o", "--output", required=True, metavar="FASTA",
                    help="unique sequences, >ID;size=N, by decreasing abundance")
