@@ -1,5 +1,5 @@
 """Inputs read once as streams (pipes, FIFOs, process substitution, standard input), reads
-rejected by length in bounded memory, and the ;size= annotation rule of ingest.
+rejected by length in bounded memory, and ids as opaque strings through every stage.
 
 The stream tests run `seqpairs ingest` in a subprocess on a real pipe or FIFO and compare
 its outputs with a run on the same plain file; they hold more than a pipe's buffer (64
@@ -7,6 +7,7 @@ KiB), so losing one buffer shows.
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import os
 import random
@@ -20,9 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from Bio import Phylo
 
 import seqpairs
 from seqpairs.backends.common import MAX_LENGTH
+from seqpairs.cluster.inputs import read_abundance
 from seqpairs.errors import UserError
 from seqpairs.formats.fasta import read_unique_fasta
 from seqpairs.formats.samples import MAX_HEADER
@@ -313,3 +316,106 @@ def test_the_size_annotation_rule(tmp_path, header, expected):
     out.write_text(f">{result.ids[0]};size={expected[1]}\nACGT\n")
     back = read_unique_fasta(str(out))
     assert (back.ids, back.sizes.tolist()) == ([expected[0]], [expected[1]])
+
+
+def test_abundances_beyond_int64(tmp_path, cli):
+    path = tmp_path / "a.fasta"
+    path.write_text(f">r1;size={2**62}\nACGT\n>r2;size={2**62 - 1}\nACGA\n")
+    result = ingest([("s", str(path))])  # 2^63 - 1 in all: fits
+    assert result.report.iloc[-1]["abundance"] == 2**63 - 1
+    out = tmp_path / "out"
+    assert cli("ingest", "-i", path, "-o", out / "u.fasta", "--abundance", out / "a.tsv",
+               "--report", out / "r.tsv")[0] == 0
+    assert read_abundance(str(out / "a.tsv"))["total"].tolist() == [2**62, 2**62 - 1]
+
+    path.write_text(f">r1;size={2**62}\nACGT\n>r2;size={2**62}\nACGT\n")
+    with pytest.raises(UserError) as exc:
+        ingest([("s", str(path))])
+    assert str(exc.value) == (f"{path}:r2: the ;size= abundances of the inputs add up to more "
+                              "than 2^63 - 1")
+
+    table = tmp_path / "big.tsv"
+    table.write_text(f"id\ta\tb\ttotal\nr1\t{2**62}\t{2**62}\t{2**63}\n")
+    with pytest.raises(UserError, match=r"big.tsv:2: counts add up to more than 2\^63 - 1"):
+        read_abundance(str(table))
+    table.write_text(f"id\ta\ttotal\nr1\t{2**62}\t{2**62}\nr2\t{2**62}\t{2**62}\n")
+    with pytest.raises(UserError, match=r"big.tsv: counts add up to more than 2\^63 - 1"):
+        read_abundance(str(table))
+
+
+# Ids that pandas reads as missing values, numbers or booleans unless told not to, and
+# ids with characters that TSV quoting or Newick reserve.
+ODD_IDS = ["NA", "nan", "None", "null", "NULL", "007", "1e5", "True", "-1", "#x", 'q"1',
+           "a;tax=x:y", "it's", "(b)"]
+
+
+def read_tsv_plainly(path) -> list[dict[str, str]]:
+    """A TSV as the csv module reads it (pandas' quoting, no value parsing)."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def test_odd_ids_pass_every_stage(tmp_path, cli):
+    seqs = list(dict.fromkeys(seq for _, seq in related_reads(100, 6, length=80, references=2)))
+    assert len(seqs) >= len(ODD_IDS)
+    rng = random.Random(7)
+    samples = {}
+    for name in ("s1", "s2"):
+        path = tmp_path / f"{name}.fasta"
+        # each odd id names one sequence in s1; s2 holds the same sequences (other ids)
+        path.write_text("".join(f">{rid if name == 's1' else rid + 'x'};size={rng.randint(1, 5)}\n"
+                                f"{seq}\n" for rid, seq in zip(ODD_IDS, seqs)))
+        samples[name] = path
+    d = tmp_path
+    steps = [
+        ["ingest", "-i", samples["s1"], "-i", samples["s2"], "-o", d / "u.fasta",
+         "--abundance", d / "a.tsv", "--report", d / "r.tsv"],
+        ["binning", "-i", d / "u.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv"],
+        ["distance", "-i", d / "u.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
+         "--backend", "cpu", "--edges", d / "e.npz", "--seqdist", d / "d.txt", "--ids"],
+        ["filter", "-i", d / "u.fasta", "--distances", d / "e.npz", "--identity", "0.9",
+         "-o", d / "kept.tsv"],
+        ["psse", "-i", d / "u.fasta", "--pairs", d / "kept.tsv", "-o", d / "psse.tsv",
+         "--shuffles", "10", "--backend", "cpu"],
+        ["cluster", "-i", d / "d.txt", "--linkage", "average", "--cutoff", "0.05",
+         "--fasta", d / "u.fasta", "--abundance", d / "a.tsv", "-o", d / "h"],
+        ["cluster", "--linkage", "greedy", "--identity", "0.9", "--pairs", d / "kept.tsv",
+         "--psse", d / "psse.tsv", "--fasta", d / "u.fasta", "--abundance", d / "a.tsv",
+         "-o", d / "g"],
+        ["report", "--dataset", "odd", "--ingest-report", d / "r.tsv", "--unique", d / "u.fasta",
+         "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv", "--edges", d / "e.npz",
+         "--kept", d / "kept.tsv", "--psse", d / "psse.tsv", "--membership",
+         d / "g.membership.tsv", "--otu-table", d / "g.otu_table.tsv", "--distance-backend",
+         "cpu", "--gpus", "0", "-o", d / "report"],
+    ]
+    for step in steps:
+        code, _, err = cli(*step)
+        assert code == 0, (step[0], err)
+
+    ids = read_unique_fasta(str(d / "u.fasta")).ids
+    assert sorted(ids) == sorted(ODD_IDS)  # the first sample names every sequence
+    assert [row["id"] for row in read_tsv_plainly(d / "a.tsv")] == ids
+    kept = read_tsv_plainly(d / "kept.tsv")
+    assert kept and {r["query"] for r in kept} | {r["target"] for r in kept} <= set(ids)
+    assert [(r["query"], r["target"]) for r in read_tsv_plainly(d / "psse.tsv")] == [
+        (r["query"], r["target"]) for r in kept]
+    for prefix in ("h", "g"):
+        assert [r["id"] for r in read_tsv_plainly(d / f"{prefix}.membership.tsv")] == ids
+        centroids = {r["centroid"] for r in read_tsv_plainly(d / f"{prefix}.otu_table.tsv")}
+        assert centroids <= set(ids)
+    leaves = [leaf.name for leaf in Phylo.read(d / "h.tree", "newick").get_terminals()]
+    assert sorted(leaves) == sorted(ids)
+    summary = dict((r["item"], r["value"]) for r in read_tsv_plainly(d / "report" / "summary.tsv"))
+    assert summary["unique sequences"] == str(len(ids)) and summary["kept"] == str(len(kept))
+
+
+def test_list_refuses_ids_it_cannot_separate(tmp_path, cli):
+    path = tmp_path / "u.fasta"
+    path.write_text(">a,b\nACGTACGT\n>c\nACGTACGA\n")
+    d = tmp_path
+    assert cli("distance", "-i", path, "--backend", "cpu", "--edges", d / "e.npz")[0] == 0
+    code, _, err = cli("cluster", "-i", d / "e.npz", "-o", d / "c")
+    assert (code, err) == (2, f"seqpairs: error: {d / 'e.npz'}:a,b: FCluster's .list cannot "
+                              "hold this id (its members are joined by ',' and its clusters by "
+                              "spaces); rename the sequence or cluster with --linkage greedy\n")
+    assert not list(d.glob("c.*"))

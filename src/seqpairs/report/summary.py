@@ -41,11 +41,10 @@ from .figures import plot_clusters, plot_distances, plot_funnel, plot_lengths, p
 TIMES_COLUMNS = ["rule", "seconds", "edge_list"]
 
 
-def read_tsv(path, columns, text=()) -> pd.DataFrame:
-    """tables.read_tsv, reading only "NaN" as missing; columns in `text` stay strings
-    (ids such as "007" are not numbers)."""
-    return tables.read_tsv(path, columns, keep_default_na=False, na_values=["NaN"],
-                           dtype=dict.fromkeys(text, str))
+def read_tsv(path, columns) -> pd.DataFrame:
+    """tables.read_tsv, every field as written (ids such as "NA" or "007" stay ids);
+    `numbers` converts the numeric columns."""
+    return tables.read_tsv(path, columns, text=True)
 
 
 def numbers(table: pd.DataFrame, column: str, path, kind=int) -> np.ndarray:
@@ -61,7 +60,7 @@ def numbers(table: pd.DataFrame, column: str, path, kind=int) -> np.ndarray:
 
 def records(path) -> int:
     """Input records of all samples: the ingest report's `all` row."""
-    table = read_tsv(path, ["sample", "records"], text=["sample"])
+    table = read_tsv(path, ["sample", "records"])
     row = np.flatnonzero(table["sample"] == "all")
     if row.size != 1:
         raise UserError(f"{path}: no single row `all` (not a seqpairs ingest report?)")
@@ -71,7 +70,7 @@ def records(path) -> int:
 def significant(path) -> int:
     """Rows of seqpairs psse's table marked significant."""
     table = read_tsv(path, ["significant"])
-    flags = table["significant"].astype(str).map({"True": True, "False": False})
+    flags = table["significant"].map({"True": True, "False": False})
     bad = np.flatnonzero(flags.isna().to_numpy())
     if bad.size:
         raise UserError(f"{path}:{bad[0] + 2}: significant "
@@ -82,7 +81,7 @@ def significant(path) -> int:
 def cluster_sizes(membership_path, otu_table_path, ids: list[str], sizes: np.ndarray,
                   fasta) -> np.ndarray:
     """Reads per cluster (members' abundance), in decreasing order."""
-    membership = read_tsv(membership_path, ["id", "cluster"], text=["id"])
+    membership = read_tsv(membership_path, ["id", "cluster"])
     at = align_ids(ids, fasta, membership["id"].tolist(), membership_path)
     cluster = pd.Series(numbers(membership, "cluster", membership_path)[at])
     reads = pd.Series(sizes).groupby(cluster).sum()
@@ -139,7 +138,7 @@ class Inputs:
 
 def read_times(path) -> tuple[dict[str, float], float]:
     """Seconds of each rule, and of the rules that made the edge list, from a times table."""
-    table = read_tsv(path, TIMES_COLUMNS, text=["rule", "edge_list"])
+    table = read_tsv(path, TIMES_COLUMNS)
     seconds = numbers(table, "seconds", path, kind=float)
     flags = table["edge_list"].map({"True": True, "False": False})
     bad = np.flatnonzero(flags.isna().to_numpy())

@@ -46,7 +46,7 @@ def make_scheme(args) -> LocalScheme:
 
 def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
     """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
-    table = read_tsv(path, ("query", "target"), dtype=str, keep_default_na=False)
+    table = read_tsv(path, ("query", "target"), text=True)
     pairs = table[["query", "target"]].copy()
     for column in ("query", "target"):
         index = pairs[column].map(ids)
