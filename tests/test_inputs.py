@@ -1,5 +1,6 @@
 """Inputs read once as streams (pipes, FIFOs, process substitution, standard input), reads
-rejected by length in bounded memory, and ids as opaque strings through every stage.
+rejected by length in bounded memory, ids as opaque strings through every stage, and the
+edge cases users hit: one unique sequence, a sample that QC empties.
 
 The stream tests run `seqpairs ingest` in a subprocess on a real pipe or FIFO and compare
 its outputs with a run on the same plain file; they hold more than a pipe's buffer (64
@@ -27,6 +28,7 @@ import seqpairs
 from seqpairs.backends.common import MAX_LENGTH
 from seqpairs.cluster.inputs import read_abundance
 from seqpairs.errors import UserError
+from seqpairs.formats.distances import read_edges
 from seqpairs.formats.fasta import read_unique_fasta
 from seqpairs.formats.samples import MAX_HEADER
 from seqpairs.reads.ingest import ingest
@@ -419,3 +421,127 @@ def test_list_refuses_ids_it_cannot_separate(tmp_path, cli):
                               "hold this id (its members are joined by ',' and its clusters by "
                               "spaces); rename the sequence or cluster with --linkage greedy\n")
     assert not list(d.glob("c.*"))
+
+
+# ---------------------------------------------------------------- edge cases
+
+
+def test_one_unique_sequence_goes_through_every_stage(tmp_path, cli):
+    d = tmp_path
+    (d / "a.fasta").write_text(">r1\nACGTACGTAC\n>r2\nACGTACGTAC\n")
+    (d / "b.fastq").write_text("@q1\nacgtacgtac\n+\nIIIIIIIIII\n")
+    steps = [
+        ["ingest", "-i", d / "a.fasta", "-i", d / "b.fastq", "-o", d / "u.fasta",
+         "--abundance", d / "a.tsv", "--report", d / "r.tsv"],
+        ["binning", "-i", d / "u.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv"],
+        ["distance", "-i", d / "u.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
+         "--backend", "cpu", "--max-distance", "0.1", "--candidate-identity", "0.97",
+         "--edges", d / "e.npz", "--mothur", d / "m.dist", "--phylip", d / "p.phylip"],
+        ["filter", "-i", d / "u.fasta", "--distances", d / "e.npz", "--identity", "0.97",
+         "-o", d / "kept.tsv"],
+        ["filter", "-i", d / "u.fasta", "--identity", "0.97", "--backend", "cpu",
+         "-o", d / "kept_alone.tsv"],
+        ["filter", "-i", d / "u.fasta", "--identity", "0.97", "--scoring", "vsearch",
+         "-o", d / "kept_vsearch.tsv"],
+        ["psse", "-i", d / "u.fasta", "--pairs", d / "kept.tsv", "-o", d / "psse.tsv",
+         "--shuffles", "10", "--backend", "cpu", "--plots", d / "plots"],
+        ["cluster", "-i", d / "e.npz", "--fasta", d / "u.fasta", "--abundance", d / "a.tsv",
+         "-o", d / "c"],
+        ["cluster", "--linkage", "greedy", "--pairs", d / "kept.tsv", "--psse", d / "psse.tsv",
+         "--fasta", d / "u.fasta", "--abundance", d / "a.tsv", "-o", d / "g"],
+        ["report", "--dataset", "one", "--ingest-report", d / "r.tsv", "--unique", d / "u.fasta",
+         "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv", "--edges", d / "e.npz",
+         "--kept", d / "kept.tsv", "--psse", d / "psse.tsv", "--membership",
+         d / "c.membership.tsv", "--otu-table", d / "c.otu_table.tsv", "--distance-backend",
+         "cpu", "--gpus", "0", "-o", d / "report"],
+    ]
+    for step in steps:
+        code, _, err = cli(*step)
+        assert code == 0, (step[0], err)
+    assert (d / "u.fasta").read_text() == ">r1;size=3\nACGTACGTAC\n"
+    assert len(read_edges(d / "e.npz")) == 0 and (d / "m.dist").read_text() == ""
+    assert (d / "p.phylip").read_text() == "1\nr1\n"
+    for name in ("kept.tsv", "kept_alone.tsv", "kept_vsearch.tsv", "psse.tsv"):
+        assert len(read_tsv_plainly(d / name)) == 0
+    for prefix in ("c", "g"):
+        assert read_tsv_plainly(d / f"{prefix}.membership.tsv") == [
+            {"id": "r1", "cluster": "1", "centroid": "r1"}]
+        assert read_tsv_plainly(d / f"{prefix}.otu_table.tsv") == [
+            {"cluster": "1", "centroid": "r1", "a": "2", "b": "1", "total": "3"}]
+    # FCluster lists thresholds below its last merge: with none, no line
+    assert (d / "c.list").read_text() == (d / "c.otu").read_text() == ""
+    summary = dict((r["item"], r["value"]) for r in read_tsv_plainly(d / "report" / "summary.tsv"))
+    assert (summary["unique sequences"], summary["pairs computed"], summary["clusters"]) == (
+        "1", "0", "1")
+
+
+def test_a_sample_emptied_by_qc_is_reported(tmp_path, cli):
+    d = tmp_path
+    (d / "long.fasta").write_text(fasta_text(related_reads(12, 8, length=60)))
+    (d / "short.fasta").write_text(">t1\nACGT\n>t2\nACGTN\n")
+    code, _, err = cli("ingest", "-i", d / "long.fasta", "-i", d / "short.fasta",
+                       "-o", d / "u.fasta", "--abundance", d / "a.tsv", "--report", d / "r.tsv",
+                       "--min-length", "10")
+    assert code == 0, err
+    rows = {r["sample"]: r for r in read_tsv_plainly(d / "r.tsv")}
+    assert (rows["short"]["records"], rows["short"]["kept"], rows["short"]["dropped_too_short"],
+            rows["short"]["dropped_ambiguous"]) == ("2", "0", "1", "1")
+    table = pd.read_csv(d / "a.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert set(table["short"]) == {"0"}
+    assert cli("cluster", "--linkage", "greedy", "--pairs", write_no_pairs(d), "--fasta",
+               d / "u.fasta", "--abundance", d / "a.tsv", "-o", d / "g")[0] == 0
+    assert {r["short"] for r in read_tsv_plainly(d / "g.otu_table.tsv")} == {"0"}
+
+
+def write_no_pairs(folder: Path) -> Path:
+    path = folder / "none.tsv"
+    path.write_text("query\ttarget\tid\n")
+    return path
+
+
+# ---------------------------------------------------------------- the workflow
+
+
+EDGE_CASES = {
+    "defaults": {"distance": {"backend": "cpu", "threads": 2},
+                 "psse": {"backend": "cpu", "threads": 2, "shuffles": 10}},
+    "datasets": {
+        # every read the same sequence: no pair anywhere
+        "one": {"samples": {"a": "data/one_a.fasta", "b": "data/one_b.fasta"},
+                "psse": {"enabled": True}, "cluster": {"linkage": "greedy"}},
+        "one.complete": {"samples": {"a": "data/one_a.fasta"},
+                         "cluster": {"linkage": "complete"}},
+        # sample `short` loses every read to ingest.min_length
+        "qc": {"samples": {"long": "data/long.fasta", "short": "data/short.fasta"},
+               "ingest": {"min_length": 50}, "cluster": {"linkage": "complete"}},
+    },
+}
+
+
+def test_workflow_runs_the_edge_cases(tmp_path):
+    from test_workflow import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "wf", EDGE_CASES)
+    data = workdir / "data"
+    data.mkdir()
+    (data / "one_a.fasta").write_text(">r1\nACGTACGTACGT\n>r2\nACGTACGTACGT\n")
+    (data / "one_b.fasta").write_text(">q1\nACGTACGTACGT\n")
+    (data / "long.fasta").write_text(fasta_text(related_reads(15, 9, length=80)))
+    (data / "short.fasta").write_text(">t1\nACGTACGT\n>t2\nACGT\n")
+    snakemake(workdir, "--cores", "2")
+
+    results = workdir / "results"
+    for dataset in ("one", "one.complete"):
+        assert read_unique_fasta(str(results / "ingest" / dataset / "unique.fasta")).n == 1
+        membership = read_tsv_plainly(results / "cluster" / dataset / "otus.membership.tsv")
+        assert membership == [{"id": "r1", "cluster": "1", "centroid": "r1"}]
+    assert read_tsv_plainly(results / "psse" / "one" / "psse.tsv") == []
+    rows = {r["sample"]: r for r in read_tsv_plainly(results / "ingest" / "qc" / "report.tsv")}
+    assert (rows["short"]["records"], rows["short"]["kept"]) == ("2", "0")
+    assert int(rows["long"]["kept"]) == 15
+    table = read_tsv_plainly(results / "cluster" / "qc" / "otus.otu_table.tsv")
+    assert {r["short"] for r in table} == {"0"} and sum(int(r["long"]) for r in table) == 15
+    summary = {r["item"]: r["value"]
+               for r in read_tsv_plainly(results / "report" / "one" / "summary.tsv")}
+    assert (summary["records"], summary["unique sequences"], summary["clusters"]) == (
+        "3", "1", "1")

@@ -113,7 +113,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         keep = selected(i, j, cost, counts, upper_bound)
         kept.append(tuple(to_host(a[keep]) for a in (i, j, cost, *counts)))
         progress.update(len(group), sum(int(tile.cells) for tile in group))
-    cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
+    cols = ([np.concatenate(c) for c in zip(*kept)] if kept else  # no tiles: one sequence
+            [np.empty(0, np.int64)] * 2 + [np.empty(0)] + [np.empty(0, np.int32)] * 4)
     edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
                   candidate_identity=math.nan if candidate_identity is None else candidate_identity,
                   iddef=iddef)

@@ -61,8 +61,6 @@ def run(args) -> None:
     if args.seqdist is None and args.ids:
         raise UserError("--ids applies to the SeqDist text output")
     seqs = read_unique_fasta(args.input)
-    if seqs.n < 2:
-        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     bins, tiles = load_tiles(args, seqs)
     if args.shard:  # this job's share of the tiles, split like MPI ranks
         index, count = args.shard

@@ -50,8 +50,6 @@ def run(args) -> None:
     check, table = FAMILIES[scheme.family]
     check(args)
     seqs = read_unique_fasta(args.input)
-    if seqs.n < 2:
-        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     write_tsv(args.output, table(args, seqs, scheme, backends.select("cpu")))
 
 
