@@ -2,6 +2,9 @@
 
 Each stage module defines `register(subparsers)`, which adds its subcommand and sets
 `func` to a function taking the parsed arguments.
+
+Every way the command fails that is the user's to fix is one line `seqpairs: error: ...`
+and exit status 2, bad options included.
 """
 from __future__ import annotations
 
@@ -13,10 +16,18 @@ import sys
 from . import __version__, parallel
 from .errors import UserError
 from .stages import STAGES
+from .stages.options import check_environment
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line (the stage's usage is --help's)."""
+
+    def error(self, message):
+        raise UserError(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="seqpairs",
         description="All-pairs alignment distances, identity filtering and clustering of sequences.",
     )
@@ -29,17 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     executor = parallel.current()
-    where = f" rank {executor.rank}/{executor.size}" if executor.size > 1 else ""
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s{where} %(name)s: %(message)s", force=True)
     try:
+        check_environment()
+        args = build_parser().parse_args(argv)
+        where = f" rank {executor.rank}/{executor.size}" if executor.size > 1 else ""
+        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                            stream=sys.stderr, force=True,
+                            format=f"%(asctime)s{where} %(name)s: %(message)s")
         args.func(args)
     except UserError as exc:
-        # Input is checked alike on every worker before any of them talks to the others, so
-        # all of them stop here; one line is enough.
+        # Options and input are checked alike on every worker before any of them talks
+        # to the others, so all of them stop here; one line is enough.
         if executor.root:
             print(f"seqpairs: error: {exc}", file=sys.stderr)
         return 2
