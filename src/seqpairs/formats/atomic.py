@@ -46,17 +46,19 @@ def atomic_path(path: str | os.PathLike):
         path.parent.mkdir(parents=True, exist_ok=True)
         check_replaceable(path)
         remove_stale(path)
-        tmp = path.parent / f"{temp_prefix(path.name)}{writer()}.{secrets.token_hex(4)}{SUFFIX}"
-        # 0o666 less the umask: the mode of any new file (mkstemp's would be 0600)
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
     except OSError as exc:  # folder missing, not writable, read-only file system...
         raise _write_error(path, exc) from None
-    try:
+    tmp = path.parent / f"{temp_prefix(path.name)}{writer()}.{secrets.token_hex(4)}{SUFFIX}"
+    try:  # made within the try: a signal the moment it exists still removes it
+        try:  # 0o666 less the umask: the mode of any new file (mkstemp's would be 0600)
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
+        except OSError as exc:
+            raise _write_error(path, exc) from None
         yield tmp
         check_replaceable(path)  # it may have changed while the output was written
         os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # gone already, or never made
             os.unlink(tmp)
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise _write_error(path, exc) from None
