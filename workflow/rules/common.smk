@@ -49,8 +49,10 @@ MAX_CONFIG_VALUES = 1_000_000
 
 def check_config_size(config):
     """Refuse a config of more than MAX_CONFIG_VALUES values, before validation: YAML
-    aliases nested in each other (an "alias bomb") load at once as shared references, but
-    they expand to billions of values when validation prints the part it refuses."""
+    aliases of lists nested in each other (an "alias bomb") load at once as shared
+    references, but they expand to billions of values when validation prints the part it
+    refuses. (Aliases of mappings never get here: Snakemake copies mappings key by key as
+    it reads the config files, snakemake.utils.update_config, which does not end.)"""
     stack, count = [config], 0
     while stack:
         node = stack.pop()
