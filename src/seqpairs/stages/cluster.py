@@ -11,6 +11,7 @@ from ..cluster import run as cluster
 from ..cluster.inputs import read_abundance
 from ..errors import UserError
 from ..formats.fasta import read_unique_fasta
+from .options import MIN_RESOLUTION, fraction, number
 
 log = logging.getLogger("seqpairs.cluster")
 
@@ -68,11 +69,12 @@ def register(subparsers) -> None:
                    help="complete (FCluster default), average (FCluster -a) or greedy (default: complete)")
     p.add_argument("--weighted", action="store_true",
                    help="average linkage weighted by abundance (FCluster -w)")
-    p.add_argument("--resolution", type=float, default=0.01,
-                   help="step between .list thresholds (FCluster -r, default: 0.01)")
-    p.add_argument("--cutoff", type=float, default=0.03,
+    p.add_argument("--resolution", type=number(MIN_RESOLUTION), default=0.01,
+                   help=f"step between .list thresholds, at least {MIN_RESOLUTION:g} (FCluster -r, "
+                   "default: 0.01)")
+    p.add_argument("--cutoff", type=number(0.0), default=0.03,
                    help="hierarchical: clusters from merges below this distance (default: 0.03)")
-    p.add_argument("--identity", type=float, default=0.97,
+    p.add_argument("--identity", type=fraction, default=0.97,
                    help="greedy: join a centroid at identity >= this fraction (default: 0.97)")
     p.add_argument("--pairs", metavar="TSV",
                    help="greedy: the filter's kept pairs (columns query, target, id)")

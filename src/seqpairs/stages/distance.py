@@ -8,7 +8,6 @@ pairs they keep. Under MPI every rank computes its share of the tiles and rank 0
 """
 from __future__ import annotations
 
-import argparse
 import math
 
 from .. import backends, parallel, scoring
@@ -28,6 +27,7 @@ from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
 from ..pairs.identity import IDDEFS
+from .options import fraction, number, shard, threads
 
 
 def load_tiles(args, seqs):
@@ -90,17 +90,6 @@ def run(args) -> None:
         write_phylip(args.phylip, dense, seqs.ids)
 
 
-def shard(text: str) -> tuple[int, int]:
-    """'K/N' -> (K, N) with 0 <= K < N."""
-    try:
-        index, count = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not K/N") from None
-    if not 0 <= index < count:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N")
-    return index, count
-
-
 def run_merge(args) -> None:
     write_edges(args.edges, merge_edges([read_edges(path) for path in args.input]))
 
@@ -113,7 +102,8 @@ def register(sub) -> None:
     p.add_argument("--scoring", choices=scoring.names("distance"), default="seqdist",
                    help="scoring scheme (default seqdist)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=threads, default=None,
+                   help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", help="output file, in --format")
     p.add_argument("--format", choices=("seqdist", "edges", "condensed", "mothur", "phylip"),
                    default="edges",
@@ -125,9 +115,9 @@ def register(sub) -> None:
     p.add_argument("--mothur", help="mothur column distances (.dist) of the pairs within "
                    "--max-distance")
     p.add_argument("--phylip", help="PHYLIP lower-triangular matrix (small N)")
-    p.add_argument("--max-distance", type=float, default=math.inf,
+    p.add_argument("--max-distance", type=number(0.0, infinite=True), default=math.inf,
                    help="edge list keeps pairs with distance <= this (default: all)")
-    p.add_argument("--candidate-identity", type=float, default=None,
+    p.add_argument("--candidate-identity", type=fraction, default=None,
                    help="edge list also keeps pairs whose identity bound reaches this")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="identity definition of --candidate-identity (vsearch's, default 2)")

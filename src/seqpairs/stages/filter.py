@@ -12,6 +12,7 @@ from ..formats.tables import write_tsv
 from ..pairs.distance import candidate_edges
 from ..pairs.filter import check_edges, filter_affine, filter_edges
 from ..pairs.identity import IDDEFS
+from .options import fraction, threads
 
 
 def seqdist_table(args, seqs, scheme, cpu):
@@ -58,7 +59,7 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
     p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
                    "here); it must hold every pair whose bound reaches --identity")
-    p.add_argument("--identity", type=float, required=True,
+    p.add_argument("--identity", type=fraction, required=True,
                    help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="vsearch's identity definition (default 2)")
@@ -69,6 +70,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
                    help="backend of the candidate step without --distances (default auto; "
                    "--scoring vsearch runs on the CPU)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=threads, default=None,
+                   help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")
     p.set_defaults(func=run)

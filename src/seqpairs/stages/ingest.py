@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..errors import UserError
 from ..formats.samples import STDIN, sample_name
 from ..reads.ingest import ingest, write_outputs
+from .options import positive_int
 
 
 def parse_input(spec: str) -> tuple[str, str]:
@@ -59,11 +60,11 @@ def register(subparsers) -> None:
                    help="reads with IUPAC ambiguity codes (N, R, Y, ...): drop and count them, "
                    "or stop with an error (default: drop); other non-nucleotide characters "
                    "are always an error")
-    p.add_argument("--min-length", type=int, default=1, metavar="N",
+    p.add_argument("--min-length", type=positive_int, default=1, metavar="N",
                    help="drop reads shorter than N (default: 1)")
-    p.add_argument("--max-length", type=int, default=None, metavar="N",
+    p.add_argument("--max-length", type=positive_int, default=None, metavar="N",
                    help="drop reads longer than N (default: no limit)")
-    p.add_argument("--truncate", type=int, default=None, metavar="N",
+    p.add_argument("--truncate", type=positive_int, default=None, metavar="N",
                    help="cut reads to N bases and drop shorter ones, as AmpliconNoise's "
                    "Truncate (default: off)")
     p.set_defaults(func=run)

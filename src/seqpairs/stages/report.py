@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import UserError
 from ..report.summary import Inputs, report
+from .options import non_negative_int
 
 
 def run(args) -> None:
@@ -34,6 +35,7 @@ def register(sub) -> None:
                    "files: adds the distance time, GCUPS and time per rule to the summary")
     p.add_argument("--distance-backend", required=True,
                    help="the distance stage's backend, as shown in the summary")
-    p.add_argument("--gpus", type=int, required=True, help="GPUs, as shown in the summary")
+    p.add_argument("--gpus", type=non_negative_int, required=True,
+                   help="GPUs, as shown in the summary")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     p.set_defaults(func=run)
