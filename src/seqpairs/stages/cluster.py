@@ -4,7 +4,6 @@ filter's kept pairs; then membership, OTU table and centroids."""
 from __future__ import annotations
 
 import logging
-import math
 
 from ..cluster import METHODS, Request
 from ..cluster import run as cluster
@@ -28,15 +27,8 @@ def check_options(args) -> None:
         if args.fasta is None and args.abundance is None:
             raise UserError(f"--linkage {args.linkage} needs --fasta or --abundance (the "
                             "sequences and their order)")
-        if not 0 <= args.identity <= 1:
-            raise UserError(f"--identity {args.identity}: must be a fraction between 0 and 1")
-    else:
-        if args.input is None:
-            raise UserError(f"--linkage {args.linkage} needs -i (distances)")
-        if not (math.isfinite(args.resolution) and args.resolution > 0):
-            raise UserError(f"--resolution {args.resolution}: must be > 0")
-        if not args.cutoff >= 0:
-            raise UserError(f"--cutoff {args.cutoff}: must be >= 0")
+    elif args.input is None:
+        raise UserError(f"--linkage {args.linkage} needs -i (distances)")
     if args.weighted and args.fasta is None and args.abundance is None:
         raise UserError("--weighted needs abundances: --abundance or --fasta with ;size=")
 

@@ -45,8 +45,6 @@ FAMILIES = {"seqdist": (lambda args: None, seqdist_table), "affine": (check_affi
 
 
 def run(args) -> None:
-    if not 0.0 <= args.identity <= 1.0:
-        raise UserError(f"--identity must be between 0 and 1, not {args.identity}")
     scheme = scoring.get(args.scoring)
     check, table = FAMILIES[scheme.family]
     check(args)

@@ -61,12 +61,6 @@ def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
 
 
 def run(args) -> None:
-    if args.shuffles < 2:
-        raise UserError(f"--shuffles must be at least 2, not {args.shuffles}")
-    if not 0 <= args.seed < 2**64:
-        raise UserError(f"--seed must be between 0 and 2**64 - 1, not {args.seed}")
-    if not 0.0 <= args.alpha <= 1.0:
-        raise UserError(f"--alpha must be between 0 and 1, not {args.alpha}")
     if args.plots:  # before the work, not after
         psse_figures.pyplot()
     scheme = make_scheme(args)
