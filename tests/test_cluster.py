@@ -242,6 +242,25 @@ def test_edge_list_gives_dense_list_up_to_max_distance(tmp_path, seed):
     assert text(a + ".membership.tsv") == text(b + ".membership.tsv")
 
 
+def test_list_lines_are_bounded(tmp_path, capsys):
+    """An incomplete edge list up to a huge max_distance at the finest resolution would be
+    millions of .list lines: one error line, nothing written."""
+    rng = np.random.default_rng(5)
+    d = tied_distances(rng, 10)
+    i, j = pair_from_index(np.arange(d.size - 1))  # one pair missing: not a full matrix
+    edges = write_sparse(tmp_path / "e.npz", 10, i, j, d[:-1], max_distance=150.0)
+    out = tmp_path / "out" / "otus"
+    assert main(["cluster", "-i", edges, "--resolution", "0.0001", "--cutoff", "0.1",
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "1,500,001 lines of the .list (at most 1,000,000)" in err[0], err
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+    # a coarser resolution is written: 15,001 lines
+    assert main(["cluster", "-i", edges, "--resolution", "0.01", "--cutoff", "0.1",
+                 "-o", str(out)]) == 0
+    assert len(text(f"{out}.list").splitlines()) == 15_001
+
+
 def test_complete_edge_list_is_a_full_matrix(tmp_path):
     rng = np.random.default_rng(3)
     n = 30

@@ -243,7 +243,7 @@ def test_schema_and_command_line_take_the_same_range(section, key, command, opti
 
 
 def test_shards_and_resolution_have_the_command_lines_bounds():
-    from seqpairs.stages.options import MAX_SHARDS, MIN_RESOLUTION
+    from seqpairs.limits import MAX_SHARDS, MIN_RESOLUTION
 
     schema = yaml.safe_load(Path(SCHEMA).read_text())["$defs"]
     assert schema["distance"]["properties"]["shards"]["maximum"] == MAX_SHARDS == 1024

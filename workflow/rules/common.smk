@@ -35,7 +35,7 @@ if SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
 sys.path.insert(0, SRC)
 from seqpairs.cluster import METHODS  # noqa: E402
 from seqpairs.scoring import filter_reads_edge_list  # noqa: E402
-from seqpairs.stages.options import MAX_LIST_LINES  # noqa: E402
+from seqpairs.limits import MAX_LIST_LINES  # noqa: E402
 
 SIMULATED_DIR = "resources/simulated"
 SCHEMA_FILE = ROOT / "config" / "schema.yaml"

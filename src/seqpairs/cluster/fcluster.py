@@ -47,11 +47,13 @@ import numpy as np
 
 from ..errors import UserError
 from ..formats.atomic import atomic_open
+from ..limits import MAX_LIST_LINES
 from .inputs import Distances, check_unique, read_distances
 from .otus import annotate, write_tables
 
 # FCluster's tolerance when it counts the thresholds below its last merge.
 THRESHOLD_EPS = 1e-7
+
 # Characters of a Newick label that need quotes (besides whitespace).
 NEWICK_RESERVED = "()[]':;,"
 _LOW32 = (1 << 32) - 1
@@ -264,10 +266,13 @@ class FlatClusters:
 def threshold_count(tree: Tree, resolution: float, max_distance: float) -> int:
     """Number of .list lines: FCluster's, or those up to max_distance for an edge list."""
     if tree.dense:
-        if not len(tree.height):
-            return 0
-        return math.floor(tree.height[-1] / resolution + THRESHOLD_EPS)
-    return math.floor(max_distance / resolution + THRESHOLD_EPS) + 1
+        count = math.floor(tree.height[-1] / resolution + THRESHOLD_EPS) if len(tree.height) else 0
+    else:
+        count = math.floor(max_distance / resolution + THRESHOLD_EPS) + 1
+    if count > MAX_LIST_LINES:
+        raise UserError(f"--resolution {resolution:g} makes {count:,} lines of the .list "
+                        f"(at most {MAX_LIST_LINES:,}): raise it")
+    return count
 
 
 def write_list_otu(prefix: str, tree: Tree, names: list[str], resolution: float, count: int) -> None:

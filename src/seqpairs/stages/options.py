@@ -1,8 +1,7 @@
 """The argparse types of the stages' numeric options: every number is checked where it
 enters, with one error line (cli.main prints argparse's errors as `seqpairs: error:
 argument --OPTION: ...`). NaN is never a number here, and infinity only where an option
-says so. The bounds that size work or output are constants here; config/schema.yaml
-holds the same ones (tests/test_config.py checks that they agree).
+says so. The bounds that size work or output are in limits.py.
 """
 from __future__ import annotations
 
@@ -10,20 +9,20 @@ import argparse
 import math
 import os
 
-from ..backends.common import MAX_LENGTH
 from ..errors import UserError
-
-MAX_BIN_WIDTH = MAX_LENGTH  # a bin that wide holds every length the kernels take
-MAX_SHARDS = 1024  # jobs of one edge list, each planned by Snakemake (1,024: a 3 s dry run)
-MAX_TILE_PAIRS = 4_000_000  # a tile's pairs are built at once; the GPU aligns ~4M a launch
-MAX_SHUFFLES = 100_000  # the scale of the Gumbel fit is then known to 0.25%
-MAX_SEED = 2**64 - 1  # the shuffles' RNG key is 64 bits
-MIN_RESOLUTION = 1e-4  # SeqDist distances are <= 15 (a gap column): <= 150,000 .list lines
-MAX_LIST_LINES = 1_000_000  # .list lines up to an edge list's max_distance (the workflow's)
-MAX_REFERENCES = 100_000  # simulate: references, samples, reads per sample, length
-MAX_SAMPLES = 1_000
-MAX_READS = 10_000_000
-MAX_REFERENCE_LENGTH = MAX_LENGTH
+from ..limits import (  # noqa: F401 (the bounds, for the stages' register())
+    MAX_BIN_WIDTH,
+    MAX_LIST_LINES,
+    MAX_READS,
+    MAX_REFERENCE_LENGTH,
+    MAX_REFERENCES,
+    MAX_SAMPLES,
+    MAX_SEED,
+    MAX_SHARDS,
+    MAX_SHUFFLES,
+    MAX_TILE_PAIRS,
+    MIN_RESOLUTION,
+)
 
 
 def integer(lo: int, hi: int | None = None):
