@@ -453,3 +453,56 @@ def test_edge_list_with_pairs_out_of_order_is_refused(tmp_path, made):
                                       if k not in ("sequences", "shard", "shards", "tiling")})
     with pytest.raises(UserError, match="does not say what it was made from"):
         read_edges(tmp_path / "old.npz")
+
+
+# ---------------------------------------------------------------- seqpairs merge
+
+
+@pytest.fixture
+def sharded(tmp_path, cli):
+    """5 shards of an edge list of 60 sequences (every pair kept), and the whole one."""
+    fasta = write_fasta(tmp_path / "in.fasta", family(60, 30, seed=11, rate=0.2))
+    common = ["-q", "distance", "-i", fasta, "--backend", "cpu", "--bins", tmp_path / "b.tsv",
+              "--tiles", tmp_path / "t.tsv"]
+    assert cli("bin", "-i", fasta, "--bins", tmp_path / "b.tsv", "--tiles", tmp_path / "t.tsv",
+               "--bin-width", 1, "--tile-pairs", 30)[0] == 0
+    shards = [tmp_path / f"{k}.npz" for k in range(5)]
+    for k, path in enumerate(shards):
+        assert cli(*common, "--shard", f"{k}/5", "--edges", path)[0] == 0
+    assert all(len(read_edges(path)) for path in shards)
+    whole = tmp_path / "whole.npz"
+    assert cli(*common, "--edges", whole)[0] == 0
+    return types.SimpleNamespace(shards=shards, whole=whole)
+
+
+def test_merge_within_a_small_budget_is_the_whole_edge_list(tmp_path, cli, sharded):
+    """--memory 1: runs merged in passes of two (the fewest a merge reads at once)."""
+    out = tmp_path / "out" / "m.npz"
+    code, _, err = cli("merge", "-i", *sharded.shards[::-1], "--edges", out, "--memory", 1)
+    assert code == 0, err
+    assert out.read_bytes() == sharded.whole.read_bytes()
+    assert list(out.parent.iterdir()) == [out]  # no runs left
+
+
+def test_merge_refuses_a_damaged_shard_or_a_pair_twice(tmp_path, cli, sharded):
+    data = bytearray(sharded.shards[2].read_bytes())
+    with np.load(sharded.shards[2]) as z:
+        offset = z.zip.getinfo("cost.npy").header_offset
+    data[offset + 200] ^= 0x01  # in the cost member's data: only its CRC tells
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(bytes(data))
+    out = tmp_path / "out" / "m.npz"
+    code, _, err = cli("merge", "-i", *sharded.shards[:2], damaged, *sharded.shards[3:],
+                       "--edges", out)
+    assert code == 2
+    one_line(err, f"{damaged}: damaged edge list", "CRC")
+    # shard 0's pairs again, as shard 1 (a valid file): a pair in two shards
+    with np.load(sharded.shards[0]) as z:
+        arrays = dict(z)
+    arrays["shard"] = np.int64(1)
+    np.savez(tmp_path / "again.npz", **arrays)
+    code, _, err = cli("merge", "-i", sharded.shards[0], tmp_path / "again.npz",
+                       *sharded.shards[2:], "--edges", out)
+    assert code == 2
+    one_line(err, "overlap")
+    assert list((tmp_path / "out").iterdir()) == []

@@ -177,67 +177,143 @@ def _lazy(chunks, name):
     yield from chunks(name)
 
 
-def read_edges(path) -> Edges:
-    """An edge list, checked whole: a damaged or foreign file is one UserError line."""
+def _open_checked(path) -> np.lib.npyio.NpzFile:
+    """The edge list at `path` opened (np.load, lazy), its members all there."""
     if not Path(path).is_file():
         raise UserError(f"{path}: no such file" if not Path(path).exists() else
                         f"{path}: not a file")
     if not zipfile.is_zipfile(path):  # np.load would read a .npy and give no columns
         raise UserError(f"{path}: not a seqpairs edge list (not an .npz file)")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = [name for name in FIELDS if name not in z.files]
-            if missing == list(ORIGIN):
-                raise UserError(f"{path}: the edge list does not say what it was made from "
-                                "(made by an older seqpairs?); rerun `seqpairs distance`")
-            if missing:  # also what a damaged zip directory or member name gives
-                raise UserError(f"{path}: not a seqpairs edge list, or a damaged one (no "
-                                f"{', '.join(missing)})")
-            arrays = {name: z[name] for name in FIELDS}
+        z = np.load(path, allow_pickle=False)
     except DAMAGED as exc:
-        raise UserError(f"{path}: damaged edge list ({' '.join(str(exc).split())})") from None
-    return _checked(path, arrays)
+        raise _damaged(path, exc) from None
+    missing = [name for name in FIELDS if name not in z.files]
+    if missing:
+        z.close()
+    if missing == list(ORIGIN):
+        raise UserError(f"{path}: the edge list does not say what it was made from "
+                        "(made by an older seqpairs?); rerun `seqpairs distance`")
+    if missing:  # also what a damaged zip directory or member name gives
+        raise UserError(f"{path}: not a seqpairs edge list, or a damaged one (no "
+                        f"{', '.join(missing)})")
+    return z
 
 
-def _checked(path, a: dict) -> Edges:
-    """Edges from the arrays of an edge list, after checking their types and pairs."""
-    def bad(problem):
-        return UserError(f"{path}: damaged edge list ({problem})")
+def _damaged(path, problem) -> UserError:
+    return UserError(f"{path}: damaged edge list ({' '.join(str(problem).split())})")
 
-    for name in ("n", "max_distance", "candidate_identity", "iddef", *ORIGIN):
-        if a[name].shape != ():
-            raise bad(f"{name} is not a single value")
+
+def read_edges(path) -> Edges:
+    """An edge list, checked whole: a damaged or foreign file is one UserError line."""
+    with _open_checked(path) as z:
+        try:
+            a = {name: z[name] for name in FIELDS}
+        except DAMAGED as exc:
+            raise _damaged(path, exc) from None
+    about = _about(path, a)
     count = len(a["i"]) if a["i"].ndim == 1 else -1
     for name in PAIR_COLUMNS:
         if a[name].dtype != PAIR_TYPES[name] or a[name].shape != (count,):
-            raise bad(f"column {name} is not {count} values of {np.dtype(PAIR_TYPES[name])}")
+            raise _damaged(path, f"column {name} is not {count} values of "
+                                 f"{np.dtype(PAIR_TYPES[name])}")
+    check_pairs(path, a["i"], a["j"], about.n)
+    for name in PAIR_COLUMNS:
+        setattr(about, name, a[name])
+    return about
+
+
+def _about(path, a: dict) -> Edges:
+    """An edge list's sequences and settings (no pairs) from its small members, checked."""
+    for name in ("n", "max_distance", "candidate_identity", "iddef", *ORIGIN):
+        if a[name].shape != ():
+            raise _damaged(path, f"{name} is not a single value")
     if a["ids"].ndim != 1 or a["ids"].dtype.kind != "U":
-        raise bad("ids are not a list of names")
-    n, i, j = int(a["n"]), a["i"], a["j"]
+        raise _damaged(path, "ids are not a list of names")
+    n = int(a["n"])
     if len(a["ids"]) != n:
-        raise bad(f"{len(a['ids'])} ids for {n} sequences")
-    wrong = np.flatnonzero((j < 0) | (i <= j) | (i >= n))
-    if wrong.size:
-        k = wrong[0]
-        raise bad(f"pair {k} ({i[k]}, {j[k]}) is not i > j within 0..{n - 1}")
-    order = np.flatnonzero(np.diff(pair_index(i, j)) <= 0)
-    if order.size:
-        raise bad(f"pairs {order[0]} and {order[0] + 1} are not in (i, j) order, or repeat")
+        raise _damaged(path, f"{len(a['ids'])} ids for {n} sequences")
     shard, shards = int(a["shard"]), int(a["shards"])
     if not 0 <= shard < shards:
-        raise bad(f"shard {shard} of {shards}")
-    return Edges(n=n, ids=a["ids"], i=i, j=j, cost=a["cost"], length=a["length"],
-                 matches=a["matches"], aligned=a["aligned"], leading=a["leading"],
+        raise _damaged(path, f"shard {shard} of {shards}")
+    return Edges(n, a["ids"], *[np.empty(0, PAIR_TYPES[name]) for name in PAIR_COLUMNS],
                  max_distance=float(a["max_distance"]),
                  candidate_identity=float(a["candidate_identity"]), iddef=int(a["iddef"]),
                  sequences=str(a["sequences"]), shard=shard, shards=shards,
                  tiling=str(a["tiling"]))
 
 
-def merge_edges(parts: list[Edges], names=None) -> Edges:
-    """One edge list from the shards 0..K-1 of one `--shard k/K` run (`names`: their files,
-    for messages); anything else is refused with one line."""
-    names = names or [f"edge list {k + 1}" for k in range(len(parts))]
+def check_pairs(path, i, j, n: int, first: int = 0, before: int = -1) -> int:
+    """UserError unless the pairs (i, j), numbered from `first`, are i > j within 0..n-1
+    in strictly increasing (i, j) order after the pair index `before`; their last index."""
+    wrong = np.flatnonzero((j < 0) | (i <= j) | (i >= n))
+    if wrong.size:
+        k = wrong[0]
+        raise _damaged(path, f"pair {first + k} ({i[k]}, {j[k]}) is not i > j within "
+                             f"0..{n - 1}")
+    keys = pair_index(i, j)
+    order = np.flatnonzero(np.diff(np.r_[before, keys]) <= 0)
+    if order.size:
+        k = first + order[0]
+        raise _damaged(path, f"pairs {k - 1} and {k} are not in (i, j) order, or repeat")
+    return int(keys[-1]) if len(keys) else before
+
+
+def edge_list_about(path) -> tuple[Edges, int]:
+    """An edge list's sequences and settings (an Edges without pairs, checked) and its
+    number of pairs, from its small members and the pair columns' headers only."""
+    with _open_checked(path) as z:
+        try:
+            about = _about(path, {name: z[name] for name in ("n", "ids", "max_distance",
+                                                              "candidate_identity", "iddef",
+                                                              *ORIGIN)})
+            counts = set()
+            for name in PAIR_COLUMNS:
+                with z.zip.open(f"{name}.npy") as member:
+                    shape, dtype = _npy_header(member)
+                if dtype != PAIR_TYPES[name] or len(shape) != 1:
+                    raise _damaged(path, f"column {name} is not values of "
+                                         f"{np.dtype(PAIR_TYPES[name])}")
+                counts.add(shape[0])
+        except DAMAGED as exc:
+            raise _damaged(path, exc) from None
+    if len(counts) != 1:
+        raise _damaged(path, "its columns differ in length")
+    return about, counts.pop()
+
+
+def _npy_header(member) -> tuple[tuple[int, ...], np.dtype]:
+    version = np.lib.format.read_magic(member)
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
+    shape, fortran_order, dtype = read(member)
+    if fortran_order:
+        raise ValueError("Fortran order")
+    return shape, dtype
+
+
+def edge_list_column(path, name: str, step: int):
+    """Column `name` of an edge list, `step` values at a time; the member's CRC is checked
+    when its last values are read (a damaged member is a UserError)."""
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open(f"{name}.npy") as member:
+            shape, dtype = _npy_header(member)
+            for start in range(0, shape[0], step):
+                size = min(step, shape[0] - start) * dtype.itemsize
+                data = member.read(size)
+                if len(data) != size:
+                    raise EOFError(f"{name}.npy ends early")
+                yield np.frombuffer(data, dtype)
+            if member.read(1):
+                raise ValueError(f"{name}.npy is longer than its header says")
+    except DAMAGED as exc:
+        raise _damaged(path, exc) from None
+
+
+def merged_about(parts: list[Edges], names) -> Edges:
+    """What the edge list merged from `parts` (the sequences and settings of edge lists,
+    read from the files `names`) is made from, once they are shards 0..K-1 of one
+    `--shard k/K` run of one tiling; anything else is refused with one line."""
     first = parts[0]
     for part, name in zip(parts[1:], names[1:]):
         same = (part.n == first.n and np.array_equal(part.ids, first.ids)
@@ -261,11 +337,7 @@ def merge_edges(parts: list[Edges], names=None) -> Edges:
     if missing:
         raise UserError(f"the edge lists to merge lack shard{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(map(str, missing))} of {first.shards}")
-    merged = [np.concatenate(column) for column in zip(*(p.columns() for p in parts))]
-    pairs = merged[0] * (merged[0] - 1) // 2 + merged[1]
-    if len(np.unique(pairs)) != len(pairs):
-        raise UserError("the edge lists to merge overlap (shards of different tilings?)")
-    return Edges(first.n, first.ids, *merged, max_distance=first.max_distance,
+    return Edges(first.n, first.ids, *first.columns(), max_distance=first.max_distance,
                  candidate_identity=first.candidate_identity, iddef=first.iddef,
                  sequences=first.sequences)
 

@@ -9,6 +9,9 @@ windows of MIN_WINDOW records within the budget, they are first merged in groups
 longer runs (one more pass over the data each time). Pairs that fit the budget stay in
 memory and no file is written. Keys are unique (a pair is computed once), so the order
 is total and the output does not depend on how the pairs were cut into runs.
+
+The shards of an edge list are sorted runs already: merge_edge_lists copies each into a
+run file (checking it as it reads) and merges them the same way.
 """
 from __future__ import annotations
 
@@ -20,7 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from .distances import pair_from_index, pair_index
+from .distances import (
+    check_pairs,
+    edge_list_about,
+    edge_list_column,
+    merged_about,
+    pair_from_index,
+    pair_index,
+    write_edge_stream,
+)
 
 # A run's columns, in file order.
 COLUMNS = {"key": np.dtype(np.int64), "cost": np.dtype(np.float64),
@@ -145,19 +156,13 @@ def merged(runs: list, names, budget: int):
         cursors = [cursor for cursor in cursors if not cursor.done]
 
 
-class Spill:
-    """Kept pairs within a memory budget (bytes), spilled as sorted runs into a temporary
-    folder made on first need in `folder` (named after `name`), removed by close()."""
+class Scratch:
+    """Run files in a temporary folder made on first need in `folder`, hidden and named
+    after the output `name` (`.NAME.runs-XXXXXXXX`); close() removes it. A folder or run
+    that cannot be written (full disk, no permission) is a UserError naming the folder."""
 
-    def __init__(self, budget: int, folder, name: str):
-        self.budget = budget
-        self.capacity = max(budget // SORT_BYTES, MIN_WINDOW)
+    def __init__(self, folder, name: str):
         self.folder, self.name = Path(folder), name
-        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
-        self.filled = 0
-        self.runs: list = []
-        self.count = 0  # pairs taken
-        self.finished: list | None = None
         self._temporary: Path | None = None
         self._files = 0  # run files made so far (their names)
 
@@ -171,6 +176,69 @@ class Spill:
         if self._temporary is not None:
             shutil.rmtree(self._temporary, ignore_errors=True)
             self._temporary = None
+
+    def path(self) -> Path:
+        """A new run file's path."""
+        try:
+            if self._temporary is None:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._temporary = Path(tempfile.mkdtemp(prefix=f".{self.name}.runs-",
+                                                        dir=self.folder))
+        except OSError as exc:
+            raise self.error(exc) from None
+        self._files += 1
+        return self._temporary / f"{self._files}.run"
+
+    def error(self, exc: OSError) -> UserError:
+        return UserError(f"{self.folder}: cannot write the sorted runs of {self.name} "
+                         f"({exc.strerror or exc})")
+
+    def write_run(self, count: int, chunks) -> FileRun:
+        """write_run into a new file here."""
+        path = self.path()
+        try:
+            return write_run(path, count, chunks)
+        except OSError as exc:
+            raise self.error(exc) from None
+
+
+def fewer_runs(runs: list, budget: int, scratch: Scratch) -> list:
+    """No more runs than a merge can read in windows of MIN_WINDOW records within the
+    budget: merge passes of groups of runs into one each, as long as needed."""
+    fan_in = max(2, budget // (MIN_WINDOW * (3 * RECORD + 8)))
+    while len(runs) > fan_in:
+        groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
+        runs = []
+        for group in groups:
+            runs.append(scratch.write_run(sum(run.count for run in group),
+                                          merged(group, COLUMNS, budget)))
+            for run in group:
+                run.path.unlink()
+    return runs
+
+
+class Spill:
+    """Kept pairs within a memory budget (bytes), spilled as sorted runs into a Scratch
+    folder in `folder` (named after the output `name`), removed by close()."""
+
+    def __init__(self, budget: int, folder, name: str):
+        self.budget = budget
+        self.capacity = max(budget // SORT_BYTES, MIN_WINDOW)
+        self.scratch = Scratch(folder, name)
+        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
+        self.filled = 0
+        self.runs: list = []
+        self.count = 0  # pairs taken
+        self.finished: list | None = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.scratch.close()
 
     def add(self, i, j, cost, length, matches, aligned, leading) -> None:
         """One batch of kept pairs (PAIR_COLUMNS), any order."""
@@ -201,31 +269,11 @@ class Spill:
         self.filled = 0
         return columns
 
-    def _new_path(self) -> Path:
-        try:
-            if self._temporary is None:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                self._temporary = Path(tempfile.mkdtemp(prefix=f".{self.name}.runs-",
-                                                        dir=self.folder))
-        except OSError as exc:
-            raise self._error(exc) from None
-        self._files += 1
-        return self._temporary / f"{self._files}.run"
-
-    def _error(self, exc: OSError) -> UserError:
-        """A run that cannot be written (disk full, no permission...): the user's to fix."""
-        return UserError(f"{self.folder}: cannot write the sorted runs of {self.name} "
-                         f"({exc.strerror or exc})")
-
     def _write_run(self) -> None:
         if not self.filled:
             return
         columns = self._sorted_buffer()
-        path = self._new_path()
-        try:
-            self.runs.append(write_run(path, len(columns["key"]), [columns]))
-        except OSError as exc:
-            raise self._error(exc) from None
+        self.runs.append(self.scratch.write_run(len(columns["key"]), [columns]))
         del columns
         self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
 
@@ -239,22 +287,8 @@ class Spill:
             return self.finished
         self._write_run()
         self.buffer = None
-        fan_in = max(2, self.budget // (MIN_WINDOW * (3 * RECORD + 8)))
-        runs = self.runs
-        while len(runs) > fan_in:  # a merge pass: groups of fan_in runs into one each
-            groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
-            runs = []
-            for group in groups:
-                path = self._new_path()
-                try:
-                    runs.append(write_run(path, sum(run.count for run in group),
-                                          merged(group, COLUMNS, self.budget)))
-                except OSError as exc:
-                    raise self._error(exc) from None
-                for run in group:
-                    run.path.unlink()
-        self.finished = runs
-        return runs
+        self.finished = fewer_runs(self.runs, self.budget, self.scratch)
+        return self.finished
 
     def pieces(self, records: int):
         """This spill's records, run by run, in pieces of at most `records` (for sending)."""
@@ -294,3 +328,45 @@ def pair_chunks(runs: list, budget: int):
     (formats.interop.write_mothur_column)."""
     for piece in pieces(runs, ["cost", "length"], budget):
         yield (*pair_from_index(piece["key"]), piece["cost"] / piece["length"])
+
+
+def edge_list_run(path, count: int, n: int, scratch: Scratch) -> FileRun:
+    """An edge list's pairs (sorted by (i, j): a sorted run already) copied into a run
+    file column by column, checked as they are read (formats.distances.edge_list_column)."""
+    run = scratch.path()
+    try:
+        with open(run, "wb") as fh:
+            for name in COLUMNS:
+                if name == "key":
+                    last = -1
+                    for k, (i, j) in enumerate(zip(edge_list_column(path, "i", STEP),
+                                                   edge_list_column(path, "j", STEP))):
+                        last = check_pairs(path, i, j, n, k * STEP, last)
+                        fh.write(memoryview(pair_index(i, j)).cast("B"))
+                else:
+                    for values in edge_list_column(path, name, STEP):
+                        fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+    except OSError as exc:
+        raise scratch.error(exc) from None
+    return FileRun(run, count)
+
+
+def merge_edge_lists(paths: list, out, budget: int) -> int:
+    """`seqpairs merge`: the edge list of the shards 0..K-1 of one run at `paths`, written
+    to `out` within `budget` bytes: each shard is a sorted run, copied and checked, and
+    the runs are merged as the edge list is written. Returns the number of pairs."""
+    parts = [edge_list_about(path) for path in paths]
+    about = merged_about([part for part, _ in parts], [str(path) for path in paths])
+    with Scratch(Path(out).parent, Path(out).name) as scratch:
+        runs = [edge_list_run(path, count, about.n, scratch)
+                for path, (_, count) in zip(paths, parts)]
+        runs = fewer_runs(runs, budget, scratch)
+        last = -1
+        for chunk in merged(runs, [], budget):
+            keys = chunk["key"]
+            if keys[0] <= last or (np.diff(keys) <= 0).any():
+                raise UserError("the edge lists to merge overlap (a pair in two shards)")
+            last = int(keys[-1])
+        count = sum(count for _, count in parts)
+        write_edge_stream(out, about, count, edge_columns(runs, budget))
+    return count

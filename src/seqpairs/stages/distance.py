@@ -20,17 +20,14 @@ from .. import backends, parallel, scoring
 from ..errors import UserError
 from ..formats.distances import (
     Edges,
-    merge_edges,
-    read_edges,
     sequence_digest,
     write_condensed,
     write_edge_stream,
-    write_edges,
     write_seqdist_text,
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
-from ..formats.runs import RECORD, Spill, edge_columns, pair_chunks
+from ..formats.runs import RECORD, Spill, edge_columns, merge_edge_lists, pair_chunks
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
@@ -135,7 +132,9 @@ def shard(text: str) -> tuple[int, int]:
 
 
 def run_merge(args) -> None:
-    write_edges(args.edges, merge_edges([read_edges(path) for path in args.input], args.input))
+    if not (math.isfinite(args.memory) and args.memory >= 1):
+        raise UserError(f"--memory {args.memory}: must be at least 1 (MiB)")
+    merge_edge_lists(args.input, args.edges, int(args.memory * MIB))
 
 
 def register(sub) -> None:
@@ -177,4 +176,7 @@ def register(sub) -> None:
     m = sub.add_parser("merge", help="join the edge lists of distance shards into one")
     m.add_argument("-i", "--input", nargs="+", required=True, help="shard edge lists (.npz)")
     m.add_argument("--edges", required=True, help="merged edge list (.npz)")
+    m.add_argument("--memory", type=float, default=MEMORY, metavar="MIB",
+                   help=f"memory for the pairs, in MiB; the shards are sorted runs, merged "
+                   f"in a temporary folder beside the output (default {MEMORY})")
     m.set_defaults(func=run_merge)
