@@ -14,9 +14,6 @@ Every attempt makes its own inputs and is classified as one of:
 An attempt may take several commands (a pipeline); its outcome is the first one's that
 fails, or the last one's. Commands run in-process (tests/conftest.py's `cli`) unless they
 need a real process: pipes, standard input, the environment, signals.
-
-Attempts whose fix belongs to another part of issue 13 name it in `missing` and are
-strict xfails until it lands (an unexpected pass fails: then drop `missing`).
 """
 from __future__ import annotations
 
@@ -39,9 +36,6 @@ import yaml
 from test_outputs import ENV, signal_while_writing, slow_writer
 
 ERROR, COUNTED, ACCEPTED = "clean error", "normalised and counted", "accepted"
-# The parts of issue 13 that other changes bring (formats/samples.py, fasta.py, tables.py,
-# reads/ingest.py, cluster/; formats/distances.py, pairs/tiling.py, stages/distance.py).
-INTERMEDIATES = "issue 13 item 5: intermediates verified"
 
 
 @dataclass(frozen=True)
@@ -54,7 +48,6 @@ class Attempt:
     check: Callable[[Path], None] | None = None
     words: str = ""  # clean error: the line holds this
     process: Process | None = None  # run as a real process
-    missing: str | None = None  # the part of issue 13 it waits for (a strict xfail)
 
 
 @dataclass(frozen=True)
@@ -459,15 +452,15 @@ def attempts() -> list[Attempt]:
                        "-o", "out/k.tsv"]
     a.append(Attempt("tiles.tsv with a tile twice", ERROR,
                      binned(("--edit", ("tiles.tsv", tile_twice)), distance_on_tiles),
-                     missing=INTERMEDIATES))
+                     words="tiles.tsv"))
     a.append(Attempt("tiles.tsv with a negative pair count", ERROR,
                      binned(("--edit", ("tiles.tsv", negative_count)), distance_on_tiles),
-                     missing=INTERMEDIATES))
+                     words="tiles.tsv"))
     a.append(Attempt("bins.tsv with the bins' bounds shifted", ERROR,
                      binned(("--edit", ("bins.tsv", lambda b: b.assign(min=b["min"] + 1,
                                                                        max=b["max"] + 1))),
                             distance_on_tiles),
-                     missing=INTERMEDIATES))
+                     words="bins.tsv"))
     a.append(Attempt("tiles.tsv without its pairs column", ERROR,
                      binned(("--edit", ("tiles.tsv", lambda t: t.drop(columns="pairs"))),
                             distance_on_tiles),
@@ -476,17 +469,17 @@ def attempts() -> list[Attempt]:
                      on_uniques(distance_of("--candidate-identity", "0.97", edges="e.npz"),
                                 ("--edit", ("u.fasta", "mutate")),
                                 filter_on_edges),
-                     missing=INTERMEDIATES))
+                     words="made from other sequences"))
     a.append(Attempt("an edge list with a flipped byte", ERROR,
                      on_uniques(distance_of("--candidate-identity", "0.97", edges="e.npz"),
                                 ("--edit", ("e.npz", "flip")),
                                 filter_on_edges),
-                     missing=INTERMEDIATES))
+                     words="e.npz: damaged edge list"))
     a.append(Attempt("a merge of 2 of 3 shards", ERROR,
                      on_uniques(*[distance_of("--shard", f"{k}/3", edges=f"s{k}.npz")
                                   for k in range(3)],
                                 ["merge", "-i", "s0.npz", "s1.npz", "--edges", "out/e.npz"]),
-                     missing=INTERMEDIATES))
+                     words="lack shard 2"))
     a.append(Attempt("a folder as the edge list", ERROR,
                      on_uniques(["filter", "-i", "u.fasta", "--distances", ".", "--identity",
                                  "0.97", "-o", "k.tsv"])))
@@ -562,9 +555,7 @@ ATTEMPTS = attempts()
 
 def params():
     for attempt in ATTEMPTS:
-        marks = [pytest.mark.xfail(strict=True, reason=f"waits for {attempt.missing}")] \
-            if attempt.missing else []
-        yield pytest.param(attempt, id=f"{attempt.outcome}: {attempt.name}", marks=marks)
+        yield pytest.param(attempt, id=f"{attempt.outcome}: {attempt.name}")
 
 
 # --- running an attempt ---------------------------------------------------------------

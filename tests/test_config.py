@@ -243,7 +243,7 @@ def test_schema_and_command_line_take_the_same_range(section, key, command, opti
 
 
 def test_shards_and_resolution_have_the_command_lines_bounds():
-    from seqpairs.limits import MAX_SHARDS, MIN_RESOLUTION
+    from seqpairs.limits import MAX_MEMORY, MAX_RANK_TIMEOUT, MAX_SHARDS, MIN_RESOLUTION
 
     schema = yaml.safe_load(Path(SCHEMA).read_text())["$defs"]
     assert schema["distance"]["properties"]["shards"]["maximum"] == MAX_SHARDS == 1024
@@ -253,6 +253,14 @@ def test_shards_and_resolution_have_the_command_lines_bounds():
     assert not parses([*distance, "--shard", "0/1025"])
     assert parses(["cluster", "-i", "d", "-o", "o", "--resolution", str(MIN_RESOLUTION)])
     assert not parses(["cluster", "-i", "d", "-o", "o", "--resolution", "9e-5"])
+    limits = schema["distance"]["properties"]
+    assert limits["memory"]["maximum"] == MAX_MEMORY
+    assert limits["rank_timeout"]["maximum"] == MAX_RANK_TIMEOUT
+    for option, bound in (("--memory", MAX_MEMORY), ("--rank-timeout", MAX_RANK_TIMEOUT)):
+        assert parses([*distance, option, str(bound)])
+        assert not parses([*distance, option, str(bound + 1)])
+        assert not parses([*distance, option, "nan"])
+    assert not parses([*distance, "--rank-timeout", "0"])
 
 
 @pytest.mark.parametrize("name", ["s1\n", "-s1", "-", "s1\n\n", "s\n1", "\ns1"])

@@ -17,3 +17,5 @@ MAX_REFERENCES = 100_000  # simulate: references, samples, reads per sample, len
 MAX_SAMPLES = 1_000
 MAX_READS = 10_000_000
 MAX_REFERENCE_LENGTH = MAX_LENGTH
+MAX_MEMORY = 1 << 20  # MiB of --memory: 1 TiB, more than a node has
+MAX_RANK_TIMEOUT = 604_800  # seconds a rank may be silent: a week

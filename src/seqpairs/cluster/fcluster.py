@@ -329,7 +329,7 @@ def newick(tree: Tree, names: list[str]) -> str:
 def cluster(request) -> str:
     """complete or average linkage of request.distances; .list/.otu (.tree), OTU tables."""
     r = request
-    dist = read_distances(r.distances, r.distance_format)
+    dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
     if dist.n < 1:
         raise UserError(f"{r.distances}: no sequences")
     names = dist.names

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from ..formats.distances import pair_index, read_edges, read_seqdist_text
+from ..formats.distances import check_made_from, pair_index, read_edges, read_seqdist_text
 from ..formats.fasta import INT64_MAX
 from ..formats.tables import read_tsv
 
@@ -56,7 +56,9 @@ def _check_values(path, values: np.ndarray) -> None:
         raise UserError(f"{path}: distance {values[bad[0]]} is not a finite number >= 0")
 
 
-def read_distances(path: str, fmt: str) -> Distances:
+def read_distances(path: str, fmt: str, fasta=None, fasta_path=None) -> Distances:
+    """Distances of `path`; an edge list must have been made from the sequences of `fasta`
+    (a SequenceSet, in any order) when given."""
     if fmt == "auto":
         fmt = "edges" if Path(path).suffix == ".npz" else "seqdist"
     if fmt == "seqdist":
@@ -64,6 +66,11 @@ def read_distances(path: str, fmt: str) -> Distances:
         _check_values(path, d)
         return Distances(n, ids, dense=d.astype(np.float32))
     edges = read_edges(path)
+    position = dict(zip(fasta.ids, fasta.seqs)) if fasta is not None else {}
+    if position and len(position) == edges.n and all(name in position for name in edges.ids):
+        # same ids (otherwise otus.align_ids says which differ): the same sequences?
+        check_made_from(edges, path, edges.ids, [position[name] for name in edges.ids],
+                        fasta_path)
     n = edges.n
     i, j = np.asarray(edges.i, dtype=np.int64), np.asarray(edges.j, dtype=np.int64)
     bad = np.flatnonzero((j < 0) | (i <= j) | (i >= n))

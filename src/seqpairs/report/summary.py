@@ -34,8 +34,9 @@ from ..cluster.otus import align_ids
 from ..errors import UserError
 from ..formats import tables
 from ..formats.atomic import atomic_open
-from ..formats.distances import read_edges
+from ..formats.distances import check_made_from, read_edges
 from ..formats.fasta import read_unique_fasta
+from ..pairs import tiling
 from .figures import plot_clusters, plot_distances, plot_funnel, plot_lengths, pyplot
 
 TIMES_COLUMNS = ["rule", "seconds", "edge_list"]
@@ -152,22 +153,15 @@ def report(dataset: str, inputs: Inputs, backend: str, gpus: int, out) -> None:
     """Write the figures and summary.tsv of `dataset` into the folder `out`."""
     seqs = read_unique_fasta(inputs.unique)
     pairs_total = seqs.n * (seqs.n - 1) // 2
-    bins = read_tsv(inputs.bins, ["min", "max", "count"])
-    binned = numbers(bins, "count", inputs.bins).sum()
-    if binned != seqs.n:
-        raise UserError(f"{inputs.bins}: bins hold {binned} sequences, {inputs.unique} has "
-                        f"{seqs.n} (files of different runs?)")
-    spans = np.column_stack([numbers(bins, "min", inputs.bins),
-                             numbers(bins, "max", inputs.bins)])
-    tiles = read_tsv(inputs.tiles, ["pairs", "cells"])
-    tiled = numbers(tiles, "pairs", inputs.tiles).sum()
-    if tiled != pairs_total:
-        raise UserError(f"{inputs.tiles}: tiles hold {tiled} pairs, {seqs.n} sequences have "
-                        f"{pairs_total} (files of different runs?)")
-    cells = int(numbers(tiles, "cells", inputs.tiles).sum())
+    # bins and tiles that cover every pair of unique.fasta once (tiling's checks)
+    bins = tiling.check_bins(seqs.lengths, read_tsv(inputs.bins, tiling.BIN_COLUMNS),
+                             inputs.bins, inputs.unique)
+    spans = bins[["min", "max"]].to_numpy()
+    tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(inputs.tiles, tiling.TILE_COLUMNS),
+                               inputs.tiles, inputs.unique)
+    cells = int(tiles["cells"].sum())
     edges = read_edges(inputs.edges)
-    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
-        raise UserError(f"{inputs.edges}: made from other sequences than {inputs.unique}")
+    check_made_from(edges, inputs.edges, seqs.ids, seqs.seqs, inputs.unique)
     kept = len(read_tsv(inputs.kept, ["query", "target"]))
     bars = funnel(pairs_total, len(edges), kept,
                   significant(inputs.psse) if inputs.psse else None)

@@ -13,6 +13,8 @@ from ..errors import UserError
 from ..limits import (  # noqa: F401 (the bounds, for the stages' register())
     MAX_BIN_WIDTH,
     MAX_LIST_LINES,
+    MAX_MEMORY,
+    MAX_RANK_TIMEOUT,
     MAX_READS,
     MAX_REFERENCE_LENGTH,
     MAX_REFERENCES,
