@@ -319,8 +319,8 @@ def read_records(path: str):
             first = _first_piece(handle)
         except _READ_ERRORS as exc:
             raise UserError(f"{path}: {_decode_problem(exc)}") from None
-        if first is None:
-            raise UserError(f"{path}: empty file (no records)")
+        if first is None:  # an empty sample (a failed library, a QC that kept nothing)
+            return
         start = first[0][0]
         if start not in ">@":
             raise UserError(f"{path}: not FASTA or FASTQ (starts with {start!r}, not '>' or '@')")

@@ -30,6 +30,7 @@ Ids are opaque text: the header's first word without its `;size=N` (formats.fast
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -43,6 +44,8 @@ from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..formats.fasta import INT64_MAX
 from ..formats.samples import STDIN, read_records, record_id
+
+log = logging.getLogger("seqpairs.ingest")
 
 # Names that would collide with the report's total row or abundance.tsv's columns.
 RESERVED_SAMPLES = ("all", "id", "total")
@@ -285,12 +288,22 @@ def ingest(
     for k, row in enumerate(rows):
         _ingest_sample(row, k, uniques, policy, sum(r.abundance for r in rows[:k]))
     total = _total_row(rows)
+    if total.records == 0:
+        files = [row.file for row in rows]
+        raise UserError(f"{files[0]}: empty file (no records)" if len(files) == 1 else
+                        f"every input is an empty file (no records): {', '.join(files)}")
     if total.kept == 0:
         raise UserError(
             f"no sequences left: all {total.records} records were dropped (ambiguous "
             f"{total.dropped_ambiguous}, too short {total.dropped_too_short}, "
             f"too long {total.dropped_too_long})"
         )
+
+    for row in rows:
+        if row.kept == 0:
+            log.warning("sample %s (%s): %s; it stays in the tables with no reads", row.sample,
+                        row.file, "empty file (no records)" if row.records == 0 else
+                        f"no reads left of {row.records} (see the report)")
 
     abundance = pd.DataFrame(uniques.counts, index=pd.Index(uniques.ids, name="id"), columns=names)
     abundance["total"] = abundance.sum(axis=1)
