@@ -132,7 +132,8 @@ def main() -> None:
             baseline = "-"
             if args.baseline_src:
                 old = Path(tmp) / f"{n}.baseline.npz"
-                env = dict(os.environ, PYTHONPATH=str(args.baseline_src.resolve()))
+                path = [str(args.baseline_src.resolve()), os.environ.get("PYTHONPATH", "")]
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
                 old_cmd = [word if word != str(edges) else str(old) for word in cmd]
                 old_cmd = [w for k, w in enumerate(old_cmd)
                            if not (w == "--memory" or (k and old_cmd[k - 1] == "--memory"))]

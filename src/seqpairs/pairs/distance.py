@@ -24,6 +24,7 @@ from . import tiling
 from .identity import screen_bound, upper_bound
 
 log = logging.getLogger("seqpairs.distance")
+KEPT_SLICE = 1 << 18  # kept pairs handed to `kept` at a time (10 MiB on the host)
 
 
 def batches(tiles, pairs_per_batch: int):
@@ -116,12 +117,13 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         if dense_out is not None and screen is None:
             dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
         keep = selected(i, j, cost, counts, upper_bound)
-        columns = tuple(to_host(a[keep]) for a in (i, j, cost, *counts))
-        count += len(columns[0])
+        on_device = tuple(a[keep] for a in (i, j, cost, *counts))
+        count += len(on_device[0])
         if kept is None:
-            batches_kept.append(columns)
-        else:
-            kept(*columns)
+            batches_kept.append(tuple(to_host(a) for a in on_device))
+        else:  # in slices: a GPU batch's pairs alone would exceed a small memory budget
+            for start in range(0, len(on_device[0]), KEPT_SLICE):
+                kept(*(to_host(a[start:start + KEPT_SLICE]) for a in on_device))
         progress.update(len(group), sum(int(tile.cells) for tile in group))
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
              int(tiles["pairs"].sum()), count, progress.gcups)
