@@ -151,6 +151,28 @@ def test_stale_temporaries_of_gone_processes_on_this_host_are_removed(tmp_path):
         p.name for p in (alive, elsewhere, other_output, unrelated, tmp_path / "out.txt"))
 
 
+def test_stale_folders_of_sorted_runs_are_removed_by_the_next_distance_run(tmp_path, cli):
+    """A killed distance run leaves its folder of sorted runs (.NAME....runs); the next
+    run of the same output removes those of gone processes, spills into a folder of its
+    own and removes that too. Whether it spills (--memory 1) or not, the same bytes."""
+    host, namespace, _ = writer().rsplit(".", 2)
+    out = folder(tmp_path / "out")
+    gone = out / f".e.npz.{host}.{namespace}.{ended_pid()}.0a1b2c3d.runs"
+    alive = out / f".e.npz.{host}.{namespace}.{os.getppid()}.0a1b2c3d.runs"
+    for path in (gone, alive):
+        path.mkdir()
+        (path / "1.run").write_bytes(b"partial")
+    reads = tmp_path / "r.fasta"
+    rng = np.random.default_rng(3)
+    reads.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 30))}\n"
+                             for k in range(300)))
+    for memory, name in (("1", "e.npz"), ("256", "held.npz")):
+        code, _, err = cli("distance", "-i", reads, "--memory", memory, "--edges", out / name)
+        assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == sorted([alive.name, "e.npz", "held.npz"])
+    assert (out / "e.npz").read_bytes() == (out / "held.npz").read_bytes()
+
+
 def test_temporary_names_fit_a_file_name(tmp_path):
     path = tmp_path / ("x" * 250)
     with atomic_path(path) as tmp:

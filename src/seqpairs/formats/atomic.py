@@ -11,7 +11,9 @@ PID namespace and process id. It is removed on every exit the process controls (
 exception, Ctrl-C, and SIGTERM or SIGHUP, which cli.main turns into an exception). A
 process killed outright (SIGKILL, power loss) leaves it behind; the next writer of NAME on
 the same host removes the temporary files of NAME whose process is gone. Those of other
-hosts (a shared file system) are left alone: no process there can be asked.
+hosts (a shared file system) are left alone: no process there can be asked. The distance
+stage's folder of sorted runs (formats/runs.py) is named and cleaned the same way, with
+the suffix `.runs`.
 
 A write that fails for want of space, quota or permission is the user's to fix: it becomes
 a one-line UserError naming the output.
@@ -22,6 +24,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import socket
 import stat
 from pathlib import Path
@@ -31,6 +34,7 @@ from ..errors import UserError
 # Writes that fail for want of space: disk full, quota, file size limit (ulimit -f).
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 SUFFIX = ".tmp"
+RUNS_SUFFIX = ".runs"  # a folder of sorted runs (formats/runs.Scratch)
 NAME_MAX = 255  # bytes of one file name on Linux file systems
 # What an output path may hold instead of a regular file, by stat's file type.
 KINDS = {stat.S_IFDIR: "a folder", stat.S_IFCHR: "a character device",
@@ -48,7 +52,7 @@ def atomic_path(path: str | os.PathLike):
         remove_stale(path)
     except OSError as exc:  # folder missing, not writable, read-only file system...
         raise _write_error(path, exc) from None
-    tmp = path.parent / f"{temp_prefix(path.name)}{writer()}.{secrets.token_hex(4)}{SUFFIX}"
+    tmp = temporary_name(path, SUFFIX)
     try:  # made within the try: a signal the moment it exists still removes it
         try:  # 0o666 less the umask: the mode of any new file (mkstemp's would be 0600)
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
@@ -93,25 +97,34 @@ def writer() -> str:
 
 
 def temp_prefix(name: str) -> str:
-    """The start of the temporary files' names of output `name`, short enough that the
-    whole name fits NAME_MAX (a shortened name may match another output's: harmless, as
-    only the files of processes that are gone are removed)."""
-    room = NAME_MAX - len(f"..{writer()}.{'0' * 8}{SUFFIX}".encode())
+    """The start of the temporary names of output `name`, short enough that the whole
+    name fits NAME_MAX (a shortened name may match another output's: harmless, as only
+    the files of processes that are gone are removed)."""
+    room = NAME_MAX - len(f"..{writer()}.{'0' * 8}{RUNS_SUFFIX}".encode())
     return f".{name.encode()[:room].decode(errors='ignore')}."
 
 
-def remove_stale(path: Path) -> None:
-    """Remove the temporary files of `path` whose writer, on this host, is gone."""
+def temporary_name(path: Path, suffix: str) -> Path:
+    """A new temporary name beside output `path`: .NAME.HOST.PIDNS.PID.RANDOM{suffix}."""
+    return path.parent / f"{temp_prefix(path.name)}{writer()}.{secrets.token_hex(4)}{suffix}"
+
+
+def remove_stale(path: Path, suffix: str = SUFFIX) -> None:
+    """Remove the temporary files (or folders) of `path` with this suffix whose writer,
+    on this host, is gone."""
     prefix = temp_prefix(path.name)
     host, namespace, _ = writer().rsplit(".", 2)
     for entry in os.scandir(path.parent):
-        if not (entry.name.startswith(prefix) and entry.name.endswith(SUFFIX)):
+        if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
             continue
-        fields = entry.name[len(prefix):-len(SUFFIX)].rsplit(".", 3)
+        fields = entry.name[len(prefix):-len(suffix)].rsplit(".", 3)
         if len(fields) == 4 and fields[:2] == [host, namespace] and fields[2].isdigit() \
                 and not _alive(int(fields[2])):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
 
 def _alive(pid: int) -> bool:

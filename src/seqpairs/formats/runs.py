@@ -15,14 +15,15 @@ run file (checking it as it reads) and merges them the same way.
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import UserError
+from .atomic import RUNS_SUFFIX, remove_stale, temporary_name
 from .distances import (
     check_pairs,
     edge_list_about,
@@ -158,11 +159,15 @@ def merged(runs: list, names, budget: int):
 
 class Scratch:
     """Run files in a temporary folder made on first need in `folder`, hidden and named
-    after the output `name` (`.NAME.runs-XXXXXXXX`); close() removes it. A folder or run
-    that cannot be written (full disk, no permission) is a UserError naming the folder."""
+    after the output `name` like its temporary file (`.NAME.HOST.PIDNS.PID.RANDOM.runs`,
+    formats/atomic.py); close() removes it, and the next run of the same output removes
+    those of processes that are gone (killed). A folder or run that cannot be written
+    (full disk, no permission) is a UserError naming the folder."""
 
     def __init__(self, folder, name: str):
         self.folder, self.name = Path(folder), name
+        with contextlib.suppress(OSError):  # no folder yet: nothing stale; else a write says
+            remove_stale(self.folder / name, RUNS_SUFFIX)
         self._temporary: Path | None = None
         self._files = 0  # run files made so far (their names)
 
@@ -182,8 +187,9 @@ class Scratch:
         try:
             if self._temporary is None:
                 self.folder.mkdir(parents=True, exist_ok=True)
-                self._temporary = Path(tempfile.mkdtemp(prefix=f".{self.name}.runs-",
-                                                        dir=self.folder))
+                temporary = temporary_name(self.folder / self.name, RUNS_SUFFIX)
+                temporary.mkdir(mode=0o700)
+                self._temporary = temporary
         except OSError as exc:
             raise self.error(exc) from None
         self._files += 1
