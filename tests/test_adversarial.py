@@ -374,6 +374,84 @@ def a_folder_of_files(folder: Path) -> list[list[str]]:
     return [["binning", "-i", "dir", "--bins", "out/b.tsv", "--tiles", "out/t.tsv"]]
 
 
+# Every file a later stage reads, given as a folder, with every other input made by the
+# stages before it (pipeline, binning, psse): (name, command).
+FOLDER_INPUTS = {
+    "binning -i": ["binning", "-i", "dir", "--bins", "out/b2.tsv", "--tiles", "out/t2.tsv"],
+    "distance -i": ["distance", "-i", "dir", "--edges", "out/e2.npz"],
+    "distance --bins": ["distance", "-i", "out/u.fasta", "--bins", "dir", "--tiles",
+                        "out/t.tsv", "--edges", "out/e2.npz"],
+    "distance --tiles": ["distance", "-i", "out/u.fasta", "--bins", "out/b.tsv", "--tiles",
+                         "dir", "--edges", "out/e2.npz"],
+    "merge -i": ["merge", "-i", "dir", "--edges", "out/e2.npz"],
+    "filter --distances": ["filter", "-i", "out/u.fasta", "--distances", "dir", "--identity",
+                           "0.9", "-o", "out/k2.tsv"],
+    "psse --pairs": ["psse", "-i", "out/u.fasta", "--pairs", "dir", "-o", "out/p2.tsv"],
+    "cluster -i": ["cluster", "-i", "dir", "--cutoff", "1", "-o", "out/o2"],
+    "cluster --pairs": ["cluster", "--linkage", "greedy", "--pairs", "dir", "--fasta",
+                        "out/u.fasta", "--identity", "0.9", "-o", "out/o2"],
+    "cluster --psse": ["cluster", "--linkage", "greedy", "--pairs", "out/k.tsv", "--psse", "dir",
+                       "--fasta", "out/u.fasta", "--identity", "0.9", "-o", "out/o2"],
+    "cluster --fasta": ["cluster", "--linkage", "greedy", "--pairs", "out/k.tsv", "--fasta",
+                        "dir", "--identity", "0.9", "-o", "out/o2"],
+    "cluster --abundance": ["cluster", "--linkage", "greedy", "--pairs", "out/k.tsv",
+                            "--fasta", "out/u.fasta", "--abundance", "dir", "--identity", "0.9",
+                            "-o", "out/o2"],
+}
+REPORT = {"--ingest-report": "out/r.tsv", "--unique": "out/u.fasta", "--bins": "out/b.tsv",
+          "--tiles": "out/t.tsv", "--edges": "out/e.npz", "--kept": "out/k.tsv",
+          "--membership": "out/otus.membership.tsv", "--psse": "out/p.tsv"}
+for option in REPORT:
+    FOLDER_INPUTS[f"report {option}"] = [
+        "report", "--dataset", "d", *[x for key, path in REPORT.items()
+                                      for x in (key, "dir" if key == option else path)],
+        "--distance-backend", "cpu", "--gpus", "0", "-o", "out/report"]
+
+
+def a_folder_given_to(command: list[str]):
+    """The pipeline, binning and psse of six reads, then `command` (one input: dir/)."""
+    def prepare(folder: Path) -> list[list[str]]:
+        steps = pipeline([f"r{k}" for k in range(6)])(folder)
+        (folder / "dir").mkdir()
+        return [*steps,
+                ["binning", "-i", "out/u.fasta", "--bins", "out/b.tsv", "--tiles", "out/t.tsv"],
+                ["psse", "-i", "out/u.fasta", "--pairs", "out/k.tsv", "--shuffles", "20",
+                 "--backend", "cpu", "-o", "out/p.tsv"],
+                command]
+
+    return prepare
+
+
+def with_an_empty_sample(folder: Path) -> list[list[str]]:
+    write(folder / "reads.fasta", fasta_text(community(100)))
+    write(folder / "none.fastq", "")
+    return [ingest(["s=reads.fasta", "e=none.fastq"])]
+
+
+def an_empty_sample_counted(folder: Path) -> None:
+    rows = pd.read_csv(folder / "out" / "r.tsv", sep="\t").set_index("sample")
+    assert rows.loc["e", ["records", "kept", "abundance"]].tolist() == [0, 0, 0]
+    assert rows.loc["all", "records"] == rows.loc["s", "records"] == 100
+    table = pd.read_csv(folder / "out" / "a.tsv", sep="\t", index_col="id")
+    assert (table["e"] == 0).all() and table["s"].sum() == 100
+
+
+def spilled_and_held(folder: Path) -> list[list[str]]:
+    """Every pair kept, within 1 MiB (sorted runs on disk) into out/ and 256 MiB into ref/."""
+    write(folder / "u.fasta", fasta_text(related(400, seed=5)))
+    return [distance_of("--memory", "256", edges="ref/e.npz"),
+            distance_of("--memory", "1", edges="out/e.npz")]
+
+
+def pipeline_then_edit(target: str, change):
+    """The pipeline of six reads with out/TARGET changed before its last step (cluster)."""
+    def prepare(folder: Path) -> list[list[str]]:
+        steps = pipeline([f"r{k}" for k in range(6)])(folder)
+        return [*steps[:-1], ["--edit", (f"out/{target}", change)], steps[-1]]
+
+    return prepare
+
+
 def attempts() -> list[Attempt]:
     a: list[Attempt] = []
     crlf, nl = "\r\n", "\n"
@@ -480,12 +558,34 @@ def attempts() -> list[Attempt]:
                                   for k in range(3)],
                                 ["merge", "-i", "s0.npz", "s1.npz", "--edges", "out/e.npz"]),
                      words="lack shard 2"))
+    a.append(Attempt("an edge list cut short", ERROR,
+                     on_uniques(distance_of("--candidate-identity", "0.97", edges="e.npz"),
+                                ("--edit", ("e.npz", "truncate")),
+                                filter_on_edges),
+                     words="e.npz: damaged edge list"))
+    a.append(Attempt("a shard as the filter's edge list", ERROR,
+                     on_uniques(distance_of("--candidate-identity", "0.97", "--shard", "1/2",
+                                            edges="e.npz"),
+                                filter_on_edges),
+                     words="shard 1 of 2"))
+    a.append(Attempt("kept pairs naming a sequence that is not in the FASTA", ERROR,
+                     pipeline_then_edit("k.tsv", lambda k: k.assign(query="nobody")),
+                     words="is not a known sequence id"))
+    for name, command in FOLDER_INPUTS.items():
+        a.append(Attempt(f"a folder for {name}", ERROR, a_folder_given_to(command),
+                         words="dir: "))
     a.append(Attempt("a folder as the edge list", ERROR,
                      on_uniques(["filter", "-i", "u.fasta", "--distances", ".", "--identity",
                                  "0.97", "-o", "k.tsv"])))
 
     # --- one unique sequence (item 8)
     a.append(Attempt("all reads identical: one OTU", ACCEPTED, identical_reads, one_otu))
+    a.append(Attempt("an empty sample beside a full one", COUNTED, with_an_empty_sample,
+                     an_empty_sample_counted))
+
+    # --- memory (item 6)
+    a.append(Attempt("every pair kept within --memory 1", ACCEPTED, spilled_and_held,
+                     same_file("e.npz")))
 
     # --- numbers at entry (item 3)
     base = {"distance": distance_of(), "filter": ["filter", "-i", "u.fasta", "--identity",
@@ -512,7 +612,9 @@ def attempts() -> list[Attempt]:
             ("binning", "--tile-pairs", str(10**12)), ("simulate", "--reads", str(10**12)),
             ("simulate", "--substitution-rate", "nan"), ("simulate", "--seed", "-1"),
             ("ingest", "--max-length", "1e3"), ("ingest", "--min-length", "0"),
-            ("report", "--gpus", "-1")]:
+            ("report", "--gpus", "-1"), ("distance", "--memory", "nan"),
+            ("distance", "--memory", "0"), ("distance", "--rank-timeout", "0"),
+            ("distance", "--rank-timeout", "inf")]:
         a.append(Attempt(f"{command} {option} {value}", ERROR,
                          on_uniques([*base[command], option, value]),
                          words=f"argument {option}"))
@@ -568,6 +670,8 @@ def edit(folder: Path, target: str, change) -> None:
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0xFF
         path.write_bytes(bytes(data))
+    elif change == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     elif change == "mutate":  # the last sequence's first letter, same ids
         lines = path.read_text().splitlines(True)
         lines[-1] = ("C" if lines[-1][0] != "C" else "G") + lines[-1][1:]

@@ -183,7 +183,10 @@ def _open_checked(path) -> np.lib.npyio.NpzFile:
         raise UserError(f"{path}: no such file" if not Path(path).exists() else
                         f"{path}: not a file")
     if not zipfile.is_zipfile(path):  # np.load would read a .npy and give no columns
-        raise UserError(f"{path}: not a seqpairs edge list (not an .npz file)")
+        with open(path, "rb") as fh:  # a zip's first member header, its directory lost
+            cut_short = fh.read(4) == b"PK\x03\x04"
+        raise UserError(f"{path}: damaged edge list (cut short: no zip directory)" if cut_short
+                        else f"{path}: not a seqpairs edge list (not an .npz file)")
     try:
         z = np.load(path, allow_pickle=False)
     except DAMAGED as exc:
@@ -365,6 +368,10 @@ def read_seqdist_text(path, with_ids: bool | None = None):
             lines = fh.read().split("\n")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except OSError as exc:  # a folder, no permission
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not SeqDist text (not a text file)") from None
     if lines and lines[-1] == "":
         lines.pop()
     try:
