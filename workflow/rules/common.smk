@@ -272,6 +272,33 @@ def benchmark_file(rule_folder, name=None):
     return f"results/benchmarks/{rule_folder}/{dataset}.tsv"
 
 
+# --- memory of the distance jobs ----------------------------------------------------
+
+
+# MiB a distance rank needs besides its budget for the kept pairs (distance.memory):
+# libraries, sequences, one batch; on a GPU CUDA's and CuPy's own (measured 579 MiB for
+# the whole process on an H100, benchmarks/RESULTS.md).
+RANK_MEMORY_MIB = 1024
+
+
+def distance_memory_mib(wildcards):
+    """Default `mem_mib` resource of the distance rules: each of config distance.tasks
+    ranks its floor plus distance.memory, and rank 0 half a budget more while it
+    receives the others' pairs (a profile that sets `tasks` should set mem_mib too)."""
+    settings = stage(wildcards, "distance")
+    return (
+        settings["tasks"] * (RANK_MEMORY_MIB + settings["memory"])
+        + settings["memory"] // 2
+    )
+
+
+def distance_budget(wildcards, resources):
+    """config distance.memory for a script rule's params; taking `resources` makes it a
+    "derived" params function, no rerun trigger (the output is the same for any budget).
+    """
+    return stage(wildcards, "distance")["memory"]
+
+
 # --- MPI launch ---------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ rule distance:
     resources:
         tasks=mpi_tasks("distance"),
         mpi=mpi_program("distance"),
+        mem_mib=distance_memory_mib,
     params:
         options=stage_options("distance", DISTANCE_OPTIONS),
         shard=[],
@@ -87,6 +88,11 @@ rule distance_merge:
         dataset=datasets_regex(SHARDED),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        mem_mib=lambda wildcards: RANK_MEMORY_MIB
+        + stage(wildcards, "distance")["memory"],
+    params:
+        memory=distance_budget,
     script:
         "../scripts/merge_shards.py"
 

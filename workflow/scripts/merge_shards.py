@@ -1,11 +1,10 @@
-"""Rule distance_merge: the shards' edge lists as one (the same bytes as one job), in
-bounded memory; a set that is not shards 0..K-1 of one run is refused
+"""Rule distance_merge: the shards' edge lists as one (the same bytes as one job), within
+config distance.memory MiB; a set that is not shards 0..K-1 of one run is refused
 (formats.runs.merge_edge_lists)."""
 from pathlib import Path
 
 from seqpairs.formats.runs import merge_edge_lists
-from seqpairs.stages.distance import MEMORY
 
 shards = list(snakemake.input.shards)
-count = merge_edge_lists(shards, snakemake.output.edges, MEMORY << 20)
+count = merge_edge_lists(shards, snakemake.output.edges, snakemake.params.memory << 20)
 Path(snakemake.log[0]).write_text(f"{len(shards)} shards, {count} pairs\n")
