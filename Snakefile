@@ -1,15 +1,13 @@
 # seqpairs: all-pairs SeqDist distances, identity filtering, PSSE and OTU clustering.
 # Run from the repository root:  snakemake --cores 2   (see README.md)
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("8.0")
 
 
+# validated by workflow/rules/common.smk
 configfile: "config/config.yaml"
-
-
-validate(config, "config/schema.yaml")
 
 
 wildcard_constraints:

@@ -1,10 +1,12 @@
 """The cluster stage: FCluster-exact hierarchical clustering, greedy clustering, tables."""
+import io
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from Bio import Phylo
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from seqpairs.cli import main
@@ -141,6 +143,35 @@ def test_list_member_order_and_index_names(tmp_path):
     assert text(prefix + ".otu").splitlines()[4] == "1.000000 2 4 1 "
 
 
+def test_tree_quotes_the_labels_newick_reserves(tmp_path):
+    # FCluster prints ids as they are; Newick readers need quotes around these. Ids
+    # without reserved characters stay as FCluster writes them (the test above).
+    ids = ["a;tax=x:y", "it's", "(b)", "[c]", "plain_1", "NA"]
+    rng = np.random.default_rng(3)
+    d = rng.integers(1, 9, npairs(len(ids))) / 8
+    path = write_dense(tmp_path / "d.dist", d, ids)
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", path, "--cutoff", "0.5", "-o", prefix]) == 0
+    tree = text(prefix + ".tree")
+    assert "'a;tax=x:y'" in tree and "'it''s'" in tree and "'(b)'" in tree and "'[c]'" in tree
+    assert ",plain_1:" in tree or "(plain_1:" in tree
+    parsed = Phylo.read(io.StringIO(tree), "newick")  # an independent Newick reader
+    assert sorted(leaf.name for leaf in parsed.get_terminals()) == sorted(ids)
+    # the structure survives the quotes: every leaf lies at the root's height (distances
+    # in eighths print exactly with "%.3f")
+    depths = [parsed.distance(leaf) for leaf in parsed.get_terminals()]
+    assert max(depths) - min(depths) < 1e-9
+
+
+@pytest.mark.parametrize("name", ["a,b", "a b"])
+def test_list_refuses_ids_that_hold_its_separators(tmp_path, capsys, name):
+    path = write_dense(tmp_path / "d.dist", [0.1, 0.2, 0.3], ["x", name, "y"])
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "-i", path, "-o", prefix]) == 2
+    assert f"{path}:{name}: FCluster's .list cannot hold this id" in one_error_line(capsys)
+    assert not list(tmp_path.glob("o.*"))
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("mode", ["complete", "average", "weighted"])
 def test_kernel_matches_plain_reference_with_ties(seed, mode):
@@ -209,6 +240,25 @@ def test_edge_list_gives_dense_list_up_to_max_distance(tmp_path, seed):
     dense_lines = text(a + ".list").splitlines()
     assert sparse_lines == dense_lines[:len(sparse_lines)]
     assert text(a + ".membership.tsv") == text(b + ".membership.tsv")
+
+
+def test_list_lines_are_bounded(tmp_path, capsys):
+    """An incomplete edge list up to a huge max_distance at the finest resolution would be
+    millions of .list lines: one error line, nothing written."""
+    rng = np.random.default_rng(5)
+    d = tied_distances(rng, 10)
+    i, j = pair_from_index(np.arange(d.size - 1))  # one pair missing: not a full matrix
+    edges = write_sparse(tmp_path / "e.npz", 10, i, j, d[:-1], max_distance=150.0)
+    out = tmp_path / "out" / "otus"
+    assert main(["cluster", "-i", edges, "--resolution", "0.0001", "--cutoff", "0.1",
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "1,500,001 lines of the .list (at most 1,000,000)" in err[0], err
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+    # a coarser resolution is written: 15,001 lines
+    assert main(["cluster", "-i", edges, "--resolution", "0.01", "--cutoff", "0.1",
+                 "-o", str(out)]) == 0
+    assert len(text(f"{out}.list").splitlines()) == 15_001
 
 
 def test_complete_edge_list_is_a_full_matrix(tmp_path):

@@ -194,3 +194,138 @@ def test_configuration_reference_is_generated_from_the_schema():
     proc = subprocess.run([sys.executable, str(REPO / "docs" / "config_reference.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- bounds: what sizes work or output, the same in the schema and on the command line ---
+
+# (schema section, key, `seqpairs` command and its option, smallest, largest)
+BOUNDS = [
+    ("simulate", "references", ["simulate", "-o", "x"], "--references", 1, 100_000),
+    ("simulate", "length", ["simulate", "-o", "x"], "--length", 20, 16383),
+    ("simulate", "samples", ["simulate", "-o", "x"], "--samples", 1, 1000),
+    ("simulate", "reads", ["simulate", "-o", "x"], "--reads", 1, 10_000_000),
+    ("binning", "bin_width", ["binning", "-i", "x", "--bins", "b", "--tiles", "t"],
+     "--bin-width", 1, 16383),
+    ("binning", "tile_pairs", ["binning", "-i", "x", "--bins", "b", "--tiles", "t"],
+     "--tile-pairs", 1, 4_000_000),
+    ("psse", "shuffles", ["psse", "-i", "x", "--pairs", "p", "-o", "o"], "--shuffles", 2,
+     100_000),
+    ("psse", "seed", ["psse", "-i", "x", "--pairs", "p", "-o", "o"], "--seed", 0, 2**64 - 1),
+]
+
+
+def with_value(section: str, key: str, value) -> dict:
+    if section == "simulate":
+        return {**minimal(), "simulate": {key: value}}
+    return {**minimal(), "defaults": {section: {key: value}}}
+
+
+def parses(argv: list[str]) -> bool:
+    from seqpairs.cli import build_parser
+    from seqpairs.errors import UserError
+
+    try:
+        build_parser().parse_args(argv)
+    except UserError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("section, key, command, option, lo, hi", BOUNDS,
+                         ids=[f"{b[0]}.{b[1]}" for b in BOUNDS])
+def test_schema_and_command_line_take_the_same_range(section, key, command, option, lo, hi):
+    for value, valid in ((lo - 1, False), (lo, True), (hi, True), (hi + 1, False)):
+        assert parses([*command, option, str(value)]) == valid, (option, value)
+        if valid:
+            validate(with_value(section, key, value), SCHEMA)
+        else:
+            assert f"['{key}']" in error_text(with_value(section, key, value))
+
+
+def test_shards_and_resolution_have_the_command_lines_bounds():
+    from seqpairs.limits import MAX_MEMORY, MAX_RANK_TIMEOUT, MAX_SHARDS, MIN_RESOLUTION
+
+    schema = yaml.safe_load(Path(SCHEMA).read_text())["$defs"]
+    assert schema["distance"]["properties"]["shards"]["maximum"] == MAX_SHARDS == 1024
+    assert schema["cluster"]["properties"]["resolution"]["minimum"] == MIN_RESOLUTION
+    distance = ["distance", "-i", "x", "--edges", "e"]
+    assert parses([*distance, "--shard", "1023/1024"])
+    assert not parses([*distance, "--shard", "0/1025"])
+    assert parses(["cluster", "-i", "d", "-o", "o", "--resolution", str(MIN_RESOLUTION)])
+    assert not parses(["cluster", "-i", "d", "-o", "o", "--resolution", "9e-5"])
+    limits = schema["distance"]["properties"]
+    assert limits["memory"]["maximum"] == MAX_MEMORY
+    assert limits["rank_timeout"]["maximum"] == MAX_RANK_TIMEOUT
+    for option, bound in (("--memory", MAX_MEMORY), ("--rank-timeout", MAX_RANK_TIMEOUT)):
+        assert parses([*distance, option, str(bound)])
+        assert not parses([*distance, option, str(bound + 1)])
+        assert not parses([*distance, option, "nan"])
+    assert not parses([*distance, "--rank-timeout", "0"])
+
+
+@pytest.mark.parametrize("name", ["s1\n", "-s1", "-", "s1\n\n", "s\n1", "\ns1"])
+def test_names_match_in_full_and_do_not_start_like_an_option(name):
+    assert repr(name) in error_text({"datasets": {"d1": {"samples": {name: "r.fastq"}}}})
+    assert repr(name) in error_text({"datasets": {name: {"samples": {"s1": "r.fastq"}}}})
+
+
+# --- the workflow's own checks (workflow/rules/common.smk): what the schema lets through ---
+
+ALIAS_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['x'] * 9)}]\n"
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi"))
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory):
+    from test_workflow import copy_workflow
+
+    workdir = copy_workflow(tmp_path_factory.mktemp("config-checks"))
+    (workdir / "reads.fastq").write_text("@r1\nACGT\n+\nIIII\n")
+    return workdir
+
+
+DATASET = "datasets:\n  d1:\n    samples: {s1: reads.fastq}\n"
+
+
+@pytest.mark.parametrize("text, words", [
+    (DATASET + "    filter: {identity: .nan}\n",
+     ["config: datasets.d1.filter.identity: nan is not a finite number"]),
+    (DATASET + "    distance: {max_distance: .inf}\n",
+     ["config: datasets.d1.distance.max_distance: inf is not a finite number"]),
+    ("defaults:\n  cluster: {cutoff: .nan}\n" + DATASET,
+     ["config: defaults.cluster.cutoff: nan is not a finite number"]),
+    ("simulate: {divergence: .nan}\n" + DATASET,
+     ["config: simulate.divergence: nan is not a finite number"]),
+    (DATASET + "    distance: {shards: 2.0}\n",
+     ["config: datasets.d1.distance.shards: 2.0 is not a whole number"]),
+    (DATASET + "    psse: {shuffles: 100.0}\n",
+     ["config: datasets.d1.psse.shuffles: 100.0 is not a whole number"]),
+    (DATASET + "    distance: {max_distance: 100000}\n    cluster: {linkage: complete}\n",
+     ["config: datasets.d1:", "cluster.resolution (0.01)", "more than 1,000,000 levels"]),
+    (ALIAS_BOMB + DATASET, ["config: more than 1,000,000 keys and list items"]),
+], ids=["nan", "inf", "nan-in-defaults", "nan-in-simulate", "float-shards", "float-shuffles",
+        "list-lines", "alias-bomb"])
+def test_what_the_schema_lets_through_stops_the_dry_run_naming_the_key(workflow_copy, text,
+                                                                        words):
+    from test_workflow import snakemake
+
+    (workflow_copy / "config" / "config.yaml").write_text(text)
+    proc = snakemake(workflow_copy, "--dry-run", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for word in words:
+        assert word in output, output
+    assert not (workflow_copy / "results").exists()
+
+
+def test_a_config_that_passes_every_check_plans_its_jobs(workflow_copy):
+    from test_workflow import planned_jobs, snakemake
+
+    (workflow_copy / "config" / "config.yaml").write_text(
+        DATASET + "    distance: {shards: 2, max_distance: 10000}\n"
+        "    cluster: {linkage: complete, resolution: 0.01}\n")
+    jobs = planned_jobs(snakemake(workflow_copy, "--dry-run", "--cores", "2"))
+    assert sorted({rule for rule, _ in jobs}) == [
+        "all", "binning", "cluster", "distance_merge", "distance_shard", "filter", "ingest",
+        "report", "report_times"]

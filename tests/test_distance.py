@@ -277,9 +277,13 @@ def test_shards_merge_to_the_unsharded_edge_list(tmp_path, cli):
     assert all(sizes) and sum(sizes) == len(read_edges(tmp_path / "all.npz"))
     assert cli("merge", "-i", *shards, "--edges", tmp_path / "merged.npz")[0] == 0
     assert (tmp_path / "merged.npz").read_bytes() == (tmp_path / "all.npz").read_bytes()
-    # a shard given twice is refused with one line
-    code, _, err = cli("merge", "-i", shards[0], shards[0], "--edges", tmp_path / "x.npz")
-    assert code == 2 and err.count("\n") == 1 and "overlap" in err
+    # anything but shards 0..2 of 3, each once, is refused with one line and no output
+    for chosen, problem in (([0, 0, 1, 2], f"{shards[0]}: shard 0 of 3 is given twice"),
+                            ([0, 1], "lack shard 2 of 3"), ([2], "lack shards 0, 1 of 3")):
+        code, _, err = cli("merge", "-i", *[shards[k] for k in chosen], "--edges",
+                           tmp_path / "x.npz")
+        assert (code, err.count("\n")) == (2, 1) and problem in err, err
+    assert not (tmp_path / "x.npz").exists()
 
 
 def reference_screen(codes, offsets, seqs):

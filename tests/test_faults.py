@@ -6,6 +6,7 @@ tests/gpu/test_gpu_distance.py.)
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import resource
@@ -107,6 +108,65 @@ def test_dying_mpi_rank_fails_the_job_without_output(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "in.fasta"]
 
 
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+@pytest.mark.parametrize("stopped", [1, 0])
+def test_stopped_mpi_rank_fails_the_job_within_the_timeout(tmp_path, stopped):
+    """A rank that stops answering (SIGSTOP: as a wedged node) ends the job after
+    --rank-timeout seconds with one line naming it, and leaves no output."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = family(tmp_path / "in.fasta", 700, 200, seed=2)
+    edges = tmp_path / "edges.npz"
+    marker = f"SEQPAIRS_TEST_JOB={uuid.uuid4()}"
+    env = dict(MPI_ENV, **dict([marker.split("=", 1)]))
+    timeout = 5
+    proc = subprocess.Popen(
+        under_mpi([*distance_command(fasta, edges), "--rank-timeout", timeout], 3),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    pid = stopped_at = None
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        pid = pid or rank_pid(marker, stopped)
+        if pid and cpu_seconds(pid) >= 3:  # the rank is computing its tiles
+            os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.monotonic()
+            break
+        time.sleep(0.1)
+    try:
+        output, _ = proc.communicate(timeout=120)  # a hang fails here
+    finally:
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    waited = time.monotonic() - stopped_at
+    assert stopped_at is not None and proc.returncode != 0, output
+    errors = [line for line in output.splitlines() if line.startswith("seqpairs: error:")]
+    assert errors == [f"seqpairs: error: MPI rank {stopped} did not answer for {timeout} s "
+                      "(stopped, or its node hangs?); ending all 3 ranks"], output
+    assert "Traceback" not in output
+    # not before the timeout, and not much later (heartbeats every timeout / 10)
+    assert timeout - 1 <= waited < 60, waited
+    assert list(tmp_path.iterdir()) == [tmp_path / "in.fasta"]
+    assert rank_pid(marker, stopped) is None  # the stopped rank was ended too
+
+
+def test_full_disk_while_spilling_is_one_clear_line(tmp_path):
+    """Kept pairs beyond --memory go to sorted runs on disk; a disk that is full then (a
+    file size limit) is one line naming the folder, and the runs are removed."""
+    fasta = family(tmp_path / "in.fasta", 300, 30, seed=7)
+    out = tmp_path / "out"
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    command = distance_command(fasta, out / "edges.npz")
+    proc = subprocess.run([*command[:3], "-q", *command[3:], "--memory", "1"],
+                          capture_output=True, text=True, preexec_fn=limit_file_size)
+    assert (proc.returncode, proc.stderr) == (
+        2, f"seqpairs: error: {out}: cannot write the sorted runs of edges.npz "
+           f"({os.strerror(errno.EFBIG)})\n")
+    assert list(out.iterdir()) == []
+
+
 def test_full_disk_is_one_clear_line(tmp_path):
     """A file size limit (ulimit -f) fails the write like a full disk (EFBIG vs ENOSPC)."""
     fasta = family(tmp_path / "in.fasta", 60, 100, seed=3)
@@ -126,15 +186,14 @@ def test_full_disk_is_one_clear_line(tmp_path):
 
 
 def test_no_space_left_is_one_clear_line(tmp_path, cli, monkeypatch):
-    import numpy
+    from seqpairs.formats import distances
 
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     fasta = family(tmp_path / "in.fasta", 20, 50, seed=4)
     edges = tmp_path / "out" / "edges.npz"
-    monkeypatch.setattr(numpy, "savez", full_disk)
-    monkeypatch.setattr(numpy, "savez_compressed", full_disk)
+    monkeypatch.setattr(distances, "write_npz", full_disk)
     code, out, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--edges", edges)
     assert (code, out, err) == (2, "", f"seqpairs: error: {edges}: cannot write "
                                        "(No space left on device)\n")

@@ -1,8 +1,9 @@
 """Fuzzing the config loader (the schema validation the Snakefile runs first).
 
 Any value at any key either validates or fails naming that key; any dataset or sample
-name it accepts is safe as a path component (no separators, no '..', no leading '.', no
-blanks, not a reserved name). Budget: 100 examples per test (about 10 s each in CI).
+name it accepts is safe as a path component and as a command-line word (no separators, no
+'..', no leading '.' or '-', no blanks or line ends anywhere, not a reserved name).
+Budget: 100 examples per test (about 10 s each in CI).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -63,7 +64,7 @@ def test_any_value_validates_or_names_its_key(path, value):
 
 def safe_name(name: str) -> bool:
     return (bool(name) and "/" not in name and "\\" not in name and ".." not in name
-            and not name.startswith(".") and not re.search(r"\s", name))
+            and not name.startswith((".", "-")) and not re.search(r"\s", name))
 
 
 NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8) | \
@@ -72,6 +73,8 @@ NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_siz
 
 @SETTINGS
 @given(NAMES, NAMES)
+@example("d1", "s1\n")  # Python's `$` matches before a final line end
+@example("-d1", "s1")
 def test_accepted_names_are_safe_path_components(dataset, sample):
     error = outcome({"datasets": {dataset: {"samples": {sample: "reads.fastq"}}}})
     if error is None:

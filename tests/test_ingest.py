@@ -252,6 +252,7 @@ ERROR_CASES = {
     "empty file": ({"e.fa": b""}, {}, "e.fa: empty file"),
     "blank file": ({"e.fa": b"\n  \n\n"}, {}, "e.fa: empty file"),
     "empty gzip": ({"e.fa.gz": gzip.compress(b"")}, {}, "e.fa.gz: empty file"),
+    "every file empty": ({"e.fa": b"", "f.fq": b"\n"}, {}, "every input is an empty file (no records): "),
     "not fasta": ({"x.txt": b"hello\n>r1\nACGT\n"}, {}, "x.txt: not FASTA or FASTQ"),
     "binary": ({"x.fa": b">r1\nAC\xff\xfeGT\n"}, {}, "x.fa: not a text file"),
     "corrupt gzip": ({"x.fq.gz": b"\x1f\x8b\x09garbage"}, {}, "x.fq.gz: corrupt gzip data"),
@@ -275,6 +276,9 @@ ERROR_CASES = {
     ),
     "bad length option": ({"a.fa": b">r1\nACGT\n"}, {"min_length": 0}, "--min-length: 0"),
 }
+# The command's line where it differs from the engine's: options are refused as read.
+CLI_LINES = {"bad length option": "argument --min-length: must be a whole number >= 1, "
+                                  "not '0' (see `seqpairs ingest --help`)"}
 
 
 @pytest.mark.parametrize("case", list(ERROR_CASES), ids=list(ERROR_CASES))
@@ -295,9 +299,26 @@ def test_bad_input_is_one_clear_line(tmp_path, cli, case):
     flags = [x for key, value in options.items() for x in (f"--{key.replace('_', '-')}", value)]
     code, out, err = cli(*ingest_args(tmp_path, *paths), *flags)
     assert (code, out) == (2, "")
-    assert err == f"seqpairs: error: {exc.value}\n"  # one line, no traceback
+    assert err == f"seqpairs: error: {CLI_LINES.get(case, exc.value)}\n"  # one line, no traceback
     # Atomic outputs: a failed run leaves nothing behind.
     assert not any(p.exists() for p in outputs(tmp_path))
+
+
+@pytest.mark.parametrize("empty", [b"", b"\n\n", gzip.compress(b"")], ids=["empty", "blank", "gzip"])
+def test_an_empty_sample_is_reported_not_fatal(tmp_path, cli, empty):
+    """A sample with no records (a failed library, a QC that kept nothing) beside others:
+    a warning naming it, its report row and its abundance column all zeros."""
+    (tmp_path / "full.fa").write_text(">r1\nACGT\n>r2\nACGT\n>r3\nAAAA\n")
+    (tmp_path / "none.fa").write_bytes(empty)
+    code, out, err = cli(*ingest_args(tmp_path, str(tmp_path / "full.fa"),
+                                      str(tmp_path / "none.fa")))
+    assert code == 0, err
+    assert "sample none (" in err and "empty file (no records)" in err
+    report = pd.read_csv(tmp_path / "report.tsv", sep="\t", index_col="sample")
+    assert report.loc["none", ["records", "kept", "abundance"]].tolist() == [0, 0, 0]
+    assert report.loc["all", "records"] == 3
+    abundance = pd.read_csv(tmp_path / "abundance.tsv", sep="\t", index_col="id")
+    assert abundance["none"].tolist() == [0, 0] and abundance["full"].tolist() == [2, 1]
 
 
 # ---------------------------------------------------------------- real data

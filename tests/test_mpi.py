@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -121,3 +122,57 @@ def test_input_error_under_mpi_is_one_line(tmp_path):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("seqpairs:")]
     assert errors == [f"seqpairs: error: {fasta}:b: letter 'X' is not in the ACGT alphabet"]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
+    """Every pair kept beyond --memory 1: each rank's sorted runs reach rank 0 piece by
+    piece and merge into the bytes of one process holding them all."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    seqs = prefix_family(3, 300, 30, 20, 8)
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+
+    def outputs(name, ranks, memory):
+        out = tmp_path / name
+        out.mkdir()
+        proc = run_distance(["-i", fasta, "--backend", "cpu", "--threads", "1",
+                             "--max-distance", "1000", "--memory", memory,
+                             "--edges", out / "e.npz", "--mothur", out / "m.dist"], ranks)
+        assert proc.returncode == 0, proc.stderr
+        return {p.name: p.read_bytes() for p in sorted(out.iterdir())}  # no runs left
+
+    held = outputs("held", None, "512")
+    assert list(held) == ["e.npz", "m.dist"]
+    for ranks in (None, 2, 3):
+        assert outputs(f"spilled{ranks}", ranks, "1") == held, f"{ranks} ranks differ"
+
+
+WAITS = """
+import sys, time
+from seqpairs import parallel
+
+executor = parallel.current()
+executor.set_timeout(1.0)
+if executor.root:
+    time.sleep(3)  # busy: the others wait at the barrier, then at exit
+executor.barrier()
+if executor.root:
+    time.sleep(3)
+print("done", executor.rank, flush=True)
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_ranks_that_wait_for_an_answering_rank_do_not_time_out(tmp_path):
+    """Waiting longer than the timeout for a rank that answers (its watchdog does while
+    it works) is no failure, neither in a collective call nor at exit."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    script = tmp_path / "waits.py"
+    script.write_text(WAITS)
+    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
+        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run(under_mpi([sys.executable, script], 3), capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split("\n")) == ["", "done 0", "done 1", "done 2"]

@@ -376,11 +376,13 @@ def test_shuffle_pvalues_are_uniform_under_the_true_fit():
     (">a\nACGT\n>b\nACGT\n", "qry\ttarget\na\tb\n", [],
      "{pairs}:1: no column query in the header (qry, target)"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--shuffles", "1"],
-     "--shuffles must be at least 2, not 1"),
+     "argument --shuffles: must be a whole number from 2 to 100000, not '1' "
+     "(see `seqpairs psse --help`)"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--seed", "-1"],
-     "--seed must be between 0 and 2**64 - 1, not -1"),
+     "argument --seed: must be a whole number from 0 to 18446744073709551615, not '-1' "
+     "(see `seqpairs psse --help`)"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--alpha", "2"],
-     "--alpha must be between 0 and 1, not 2.0"),
+     "argument --alpha: must be a number from 0 to 1, not '2' (see `seqpairs psse --help`)"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--alphabet", "protein", "--match", "1"],
      "--match/--mismatch score DNA; for protein give --matrix"),
     (">a\nACGT\n>b\nACGT\n", "query\ttarget\na\tb\n", ["--matrix", "NUC.4.4", "--match", "1"],

@@ -189,7 +189,7 @@ def replace(argv, option, value):
     ("--ingest-report", "sample\trecords\nall\tfive\n", "records 'five' is not an integer"),
     ("--unique", "", "no FASTA records"),
     ("--bins", "bin\tmin\tmax\tcount\n0\t1\t2\t3\n", "bins hold 3 sequences"),
-    ("--tiles", "tile\tpairs\tcells\n0\t1\t5\n", "tiles hold 1 pairs"),
+    ("--tiles", "tile\tpairs\tcells\n0\t1\t5\n", "no column bin_a"),
     ("--edges", "not an archive", "not an .npz file"),
     ("--kept", "", "not a TSV file"),
     ("--kept", "a\tb\n", "no column query, target"),

@@ -165,5 +165,5 @@ def test_ingest_of_simulated_samples(tmp_path, default_run, cli):
 def test_bad_option_is_one_clear_line(tmp_path, cli, option, value):
     code, out, err = cli("simulate", "-o", tmp_path / "sim", option, value)
     assert (code, out) == (2, "")
-    assert err.startswith(f"seqpairs: error: {option}: ") and err.count("\n") == 1
+    assert err.startswith(f"seqpairs: error: argument {option}: ") and err.count("\n") == 1
     assert not (tmp_path / "sim").exists()

@@ -77,10 +77,12 @@ def test_the_seqdist_kernel_has_no_copy_of_the_costs():
         assert "15.0" not in module.read_text() and "11.619259" not in module.read_text()
 
 
-def test_scoring_and_clustering_registries_import_without_numpy():
-    """Snakemake asks them while it plans, in an environment without NumPy."""
+def test_what_the_workflow_imports_needs_no_numpy():
+    """Snakemake asks the registries and reads the limits while it plans, in an environment
+    that may have no NumPy."""
     code = ("import sys; sys.modules['numpy'] = None; import seqpairs.scoring as s, "
-            "seqpairs.cluster as c; s.names('filter'); c.METHODS['greedy'].reads")
+            "seqpairs.cluster as c, seqpairs.limits as l; s.names('filter'); "
+            "c.METHODS['greedy'].reads; l.MAX_LIST_LINES")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO / "src")})
     assert proc.returncode == 0, proc.stderr

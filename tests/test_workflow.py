@@ -661,6 +661,28 @@ def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
                             ("distance", "tiny.sharded"), ("filter", "tiny.sharded")])
 
 
+def test_memory_budget_and_rank_timeout_rerun_nothing_and_size_the_jobs(run):
+    # the edge list is the same bytes for any budget or timeout: no rerun trigger
+    for dataset in ("tiny", "tiny.sharded"):
+        changed = with_override(TINY, dataset, "distance", memory=512, rank_timeout=60)
+        assert dry_run_with(run, changed) == []
+    # the jobs ask for them (mem_mib): each rank 1024 MiB plus the budget, rank 0 half a
+    # budget more; the merge one process
+    changed = with_override(with_override(TINY, "tiny", "distance", memory=512, tasks=2),
+                            "tiny.sharded", "distance", memory=100)
+    proc = dry_run_proc(run, changed, "--forceall")
+    asked = {}
+    for job in re.split(r"^\[.*\]$", proc.stdout + proc.stderr, flags=re.M):  # timestamps
+        rule = re.search(r"^\s*(?:local)?rule (\w+):", job, re.M)
+        dataset = re.search(r"wildcards: dataset=([\w.]+)", job)
+        memory = re.search(r"resources: .*\bmem_mib=(\d+)", job)
+        if rule and dataset and rule.group(1).startswith("distance"):
+            asked[rule.group(1), dataset.group(1)] = memory and int(memory.group(1))
+    assert asked[("distance", "tiny")] == 2 * (1024 + 512) + 256
+    assert asked[("distance_shard", "tiny.sharded")] == 1024 + 100 + 50
+    assert asked[("distance_merge", "tiny.sharded")] == 1024 + 100
+
+
 def test_psse_switch_and_param_changes_rerun_what_they_change(run):
     # enabled on a greedy dataset: PSSE, and its clusters from the significant pairs
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "psse", enabled=True))

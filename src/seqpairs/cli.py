@@ -2,21 +2,70 @@
 
 Each stage module defines `register(subparsers)`, which adds its subcommand and sets
 `func` to a function taking the parsed arguments.
+
+Every way the command fails that is the user's to fix is one line `seqpairs: error: ...`
+and exit status 2, bad options included. SIGTERM (what Snakemake, SLURM and mpiexec send
+to stop a job) and SIGHUP end it as Ctrl-C does: through the `finally` and `except` blocks
+on the way out, so that no temporary output file survives (formats/atomic.py).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import signal
 import sys
+import threading
 
 from . import __version__, parallel
 from .errors import UserError
 from .stages import STAGES
+from .stages.options import check_environment
+
+# Signals that ask the process to end; each is raised as Terminated in the main thread.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line (the stage's usage is --help's)."""
+
+    def error(self, message):
+        raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
+class Terminated(BaseException):
+    """An ending signal arrived. A BaseException, as KeyboardInterrupt: `except Exception`
+    does not catch it, the cleanups on the way out run."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, frame):
+    signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def ending_signals_raise():
+    """Within the block, ENDING_SIGNALS raise Terminated (in the main thread, where Python
+    runs signal handlers); an ignored one (nohup's SIGHUP) stays ignored."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in ENDING_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, _terminate)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="seqpairs",
         description="All-pairs alignment distances, identity filtering and clustering of sequences.",
     )
@@ -29,29 +78,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     executor = parallel.current()
-    where = f" rank {executor.rank}/{executor.size}" if executor.size > 1 else ""
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s{where} %(name)s: %(message)s", force=True)
-    try:
-        args.func(args)
-    except UserError as exc:
-        # Input is checked alike on every worker before any of them talks to the others, so
-        # all of them stop here; one line is enough.
-        if executor.root:
-            print(f"seqpairs: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception:
-        if executor.size > 1:  # the other workers would wait for this one forever
-            logging.getLogger("seqpairs").exception("rank %d failed; aborting all ranks",
-                                                    executor.rank)
-            executor.abort(1)
-        raise
-    except KeyboardInterrupt:
-        print("seqpairs: interrupted", file=sys.stderr)
-        return 130
+    with ending_signals_raise():
+        try:
+            check_environment()
+            args = build_parser().parse_args(argv)
+            where = f" rank {executor.rank}/{executor.size}" if executor.size > 1 else ""
+            logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                                stream=sys.stderr, force=True,
+                                format=f"%(asctime)s{where} %(name)s: %(message)s")
+            args.func(args)
+        except UserError as exc:
+            # Options and input are checked alike on every worker before any of them talks
+            # to the others, so all of them stop here; one line is enough.
+            if executor.root:
+                print(f"seqpairs: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception:
+            if executor.size > 1:  # the other workers would wait for this one forever
+                logging.getLogger("seqpairs").exception("rank %d failed; aborting all ranks",
+                                                        executor.rank)
+                executor.abort(1)
+            raise
+        except KeyboardInterrupt:
+            print("seqpairs: interrupted", file=sys.stderr)
+            return 130
+        except Terminated as exc:
+            if executor.root:
+                print(f"seqpairs: terminated by {signal.Signals(exc.signum).name}",
+                      file=sys.stderr)
+            if executor.size > 1:  # a rank that got it alone must not leave others waiting
+                executor.abort(128 + exc.signum)
+            return 128 + exc.signum
     return 0
 
 

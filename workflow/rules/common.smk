@@ -1,16 +1,20 @@
-# Shared by the rules: seqpairs from this workflow's own source tree, the effective
-# parameters of each dataset, which rules and files each dataset gets, the helpers and
-# input functions of the rules, the MPI launcher of the GPU rules, and the targets. The
-# rule files hold rules only, each with its options inline (stage_options).
+# Shared by the rules: seqpairs from this workflow's own source tree, the checks of the
+# config (the schema's and those it cannot express), the effective parameters of each
+# dataset, which rules and files each dataset gets, the helpers and input functions of the
+# rules, the MPI launcher of the GPU rules, and the targets. The rule files hold rules
+# only, each with its options inline (stage_options).
 
 import copy
+import math
 import os
 import re
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.sourcecache import LocalSourceFile
+from snakemake.utils import validate
 
 # The workflow's jobs (`python3 -m seqpairs ...`, the scripts) and Snakemake, which asks
 # the clustering and scoring registries while it plans, run seqpairs from this checkout's
@@ -22,7 +26,8 @@ if not isinstance(workflow.current_basedir, LocalSourceFile):
         "seqpairs runs its jobs from its own source tree: use the workflow "
         "(or a module of it) from a local checkout"
     )
-SRC = str(Path(workflow.current_basedir.path).resolve().parents[1] / "src")
+ROOT = Path(workflow.current_basedir.path).resolve().parents[1]
+SRC = str(ROOT / "src")
 if SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     os.environ.update(
         PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
@@ -30,8 +35,69 @@ if SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
 sys.path.insert(0, SRC)
 from seqpairs.cluster import METHODS  # noqa: E402
 from seqpairs.scoring import filter_reads_edge_list  # noqa: E402
+from seqpairs.limits import MAX_LIST_LINES  # noqa: E402
 
 SIMULATED_DIR = "resources/simulated"
+SCHEMA_FILE = ROOT / "config" / "schema.yaml"
+SCHEMA = yaml.safe_load(SCHEMA_FILE.read_text())
+# More keys and list items than any configuration needs; YAML aliases count at each use.
+MAX_CONFIG_VALUES = 1_000_000
+
+
+# --- the config: the schema's checks and those it cannot express ----------------------
+
+
+def check_config_size(config):
+    """Refuse a config of more than MAX_CONFIG_VALUES values, before validation: YAML
+    aliases of lists nested in each other (an "alias bomb") load at once as shared
+    references, but they expand to billions of values when validation prints the part it
+    refuses. (Aliases of mappings never get here: Snakemake copies mappings key by key as
+    it reads the config files, snakemake.utils.update_config, which does not end.)"""
+    stack, count = [config], 0
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > MAX_CONFIG_VALUES:
+            raise WorkflowError(
+                f"config: more than {MAX_CONFIG_VALUES:,} keys and list items (each use "
+                "of a YAML alias counts its values again); is it an alias bomb?"
+            )
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def stage_sections(config):
+    """(key path, values, schema) of simulate, each section of `defaults` and each stage
+    section of each dataset."""
+    yield "simulate", config["simulate"], SCHEMA["properties"]["simulate"]
+    for name, values in config["defaults"].items():
+        yield f"defaults.{name}", values, SCHEMA["$defs"][name]
+    for dataset, sections in config["datasets"].items():
+        for name, values in sections.items():
+            if name != "samples":
+                yield f"datasets.{dataset}.{name}", values, SCHEMA["$defs"][name]
+
+
+def check_numbers(config):
+    """What the schema lets through: NaN and infinities (YAML's .nan passes every minimum
+    and maximum, .inf every minimum) and whole numbers written as floats (2.0 is an
+    integer to JSON schema, not to the option it becomes); raise naming the key."""
+    for path, values, schema in stage_sections(config):
+        for key, value in values.items():
+            if not isinstance(value, float):
+                continue
+            if not math.isfinite(value):
+                raise WorkflowError(
+                    f"config: {path}.{key}: {value} is not a finite number"
+                )
+            types = schema["properties"][key]["type"]
+            if "number" not in ([types] if isinstance(types, str) else types):
+                raise WorkflowError(
+                    f"config: {path}.{key}: {value!r} is not a whole number (write it "
+                    "without a decimal point)"
+                )
 
 
 def deep_merge(base, override):
@@ -97,8 +163,19 @@ def check_dataset(dataset, params):
             "max_distance are not in the edge list, so clusters at that cutoff would be "
             "wrong. Raise distance.max_distance or lower cluster.cutoff."
         )
+    levels = distance["max_distance"] / cluster["resolution"]
+    if METHODS[cluster["linkage"]].reads == "edge list" and levels > MAX_LIST_LINES:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: distance.max_distance "
+            f"({distance['max_distance']}) / cluster.resolution "
+            f"({cluster['resolution']}) is more than {MAX_LIST_LINES:,} levels, each a "
+            "line of otus.list and otus.otu. Raise cluster.resolution."
+        )
 
 
+check_config_size(config)
+validate(config, str(SCHEMA_FILE))
+check_numbers(config)
 PARAMS = {dataset: effective_params(dataset) for dataset in config["datasets"]}
 for _dataset, _params in PARAMS.items():
     check_dataset(_dataset, _params)
@@ -193,6 +270,33 @@ def benchmark_file(rule_folder, name=None):
     collates them per rule)."""
     dataset = "{dataset}" if name is None else f"{{dataset}}/{name}"
     return f"results/benchmarks/{rule_folder}/{dataset}.tsv"
+
+
+# --- memory of the distance jobs ----------------------------------------------------
+
+
+# MiB a distance rank needs besides its budget for the kept pairs (distance.memory):
+# libraries, sequences, one batch; on a GPU CUDA's and CuPy's own (measured 579 MiB for
+# the whole process on an H100, benchmarks/RESULTS.md).
+RANK_MEMORY_MIB = 1024
+
+
+def distance_memory_mib(wildcards):
+    """Default `mem_mib` resource of the distance rules: each of config distance.tasks
+    ranks its floor plus distance.memory, and rank 0 half a budget more while it
+    receives the others' pairs (a profile that sets `tasks` should set mem_mib too)."""
+    settings = stage(wildcards, "distance")
+    return (
+        settings["tasks"] * (RANK_MEMORY_MIB + settings["memory"])
+        + settings["memory"] // 2
+    )
+
+
+def distance_budget(wildcards, resources):
+    """config distance.memory for a script rule's params; taking `resources` makes it a
+    "derived" params function, no rerun trigger (the output is the same for any budget).
+    """
+    return stage(wildcards, "distance")["memory"]
 
 
 # --- MPI launch ---------------------------------------------------------------------

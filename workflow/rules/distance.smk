@@ -11,6 +11,7 @@ DISTANCE_OPTIONS = {
     "candidate_identity": "--candidate-identity",
     "candidate_iddef": "--iddef",
 }
+LIMIT_OPTIONS = {"memory": "--memory", "rank_timeout": "--rank-timeout"}
 
 
 rule distance:
@@ -32,15 +33,21 @@ rule distance:
     resources:
         tasks=mpi_tasks("distance"),
         mpi=mpi_program("distance"),
+        mem_mib=distance_memory_mib,
     params:
         options=stage_options("distance", DISTANCE_OPTIONS),
         shard=[],
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
         launcher=mpi_launcher("distance"),
+        # memory budget and rank timeout change no output: taking `resources` makes
+        # this params function "derived", no rerun trigger
+        limits=lambda wildcards, resources: stage_options("distance", LIMIT_OPTIONS)(
+            wildcards
+        ),
     shell:
         "{params.launcher}python3 -m seqpairs distance -i {input.unique:q}"
         " --bins {input.bins:q} --tiles {input.tiles:q} {params.options:q} {params.shard:q}"
-        " --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
+        " {params.limits:q} --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
 
 
 # Shard K of N (0-based like `--shard K/N`, N in the name so that a changed count never
@@ -63,6 +70,9 @@ use rule distance as distance_shard with:
         options=stage_options("distance", DISTANCE_OPTIONS),
         shard=lambda wildcards: ["--shard", f"{wildcards.shard}/{wildcards.shards}"],
         launcher=mpi_launcher("distance"),
+        limits=lambda wildcards, resources: stage_options("distance", LIMIT_OPTIONS)(
+            wildcards
+        ),
 
 
 rule distance_merge:
@@ -78,6 +88,11 @@ rule distance_merge:
         dataset=datasets_regex(SHARDED),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        mem_mib=lambda wildcards: RANK_MEMORY_MIB
+        + stage(wildcards, "distance")["memory"],
+    params:
+        memory=distance_budget,
     script:
         "../scripts/merge_shards.py"
 
@@ -112,6 +127,7 @@ rule distance_export:
 rule distance_mothur:
     input:
         edges="results/distance/{dataset}/edges.npz",
+        unique="results/ingest/{dataset}/unique.fasta",
     output:
         "results/distance/{dataset}/mothur.dist",
     log:

@@ -1,8 +1,10 @@
-"""Rule distance_merge: the shards' edge lists as one (the same bytes as one job)."""
+"""Rule distance_merge: the shards' edge lists as one (the same bytes as one job), within
+config distance.memory MiB; a set that is not shards 0..K-1 of one run is refused
+(formats.runs.merge_edge_lists)."""
 from pathlib import Path
 
-from seqpairs.formats.distances import merge_edges, read_edges, write_edges
+from seqpairs.formats.runs import merge_edge_lists
 
-edges = merge_edges([read_edges(path) for path in snakemake.input.shards])
-write_edges(snakemake.output.edges, edges)
-Path(snakemake.log[0]).write_text(f"{len(snakemake.input.shards)} shards, {len(edges)} pairs\n")
+shards = list(snakemake.input.shards)
+count = merge_edge_lists(shards, snakemake.output.edges, snakemake.params.memory << 20)
+Path(snakemake.log[0]).write_text(f"{len(shards)} shards, {count} pairs\n")

@@ -7,10 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UserError
-
-# Two sequences of this length align in at most 2 * MAX_LENGTH < 2**15 columns, so every
-# count fits its 16-bit field and a packed word stays positive.
-MAX_LENGTH = 16383
+from ..limits import MAX_LENGTH
 
 # SeqDist counts of a path, packed 16 bits each into one int64, from the low end:
 #   length   SeqDist's alignment length (trailing end gaps not counted)

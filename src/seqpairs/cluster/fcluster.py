@@ -20,9 +20,13 @@ FCluster's merge sequence, .list/.otu/.tree files, then the OTU tables (otus.py)
   commas, in .otu its size. A cluster sits at the lowest input index it holds; a merge
   appends the members of the cluster at the higher index to those at the lower one.
   Members are named by the ids of the distance file (else --fasta's, else 0-based
-  indices, as FCluster without -i).
+  indices, as FCluster without -i). The format has no quoting, so ids holding ',' or
+  whitespace are refused (one error line) before anything is written.
 - PREFIX.tree (dense input only): FCluster's tree, `(left:len,right:len)` nested, "%.3f"
-  branch lengths (merge height minus the child's height), ended by ";".
+  branch lengths (merge height minus the child's height), ended by ";". FCluster prints
+  ids as they are; here an id holding a character Newick reserves (whitespace or
+  `()[]':;,`) is quoted as Newick quotes labels, 'in single quotes' with a quote doubled,
+  so that tree readers get the id back; other ids are written as FCluster writes them.
 
 An edge list holds every pair with distance <= its max_distance, so complete linkage on
 it (missing pairs count as infinite) repeats FCluster's merges exactly below
@@ -43,11 +47,15 @@ import numpy as np
 
 from ..errors import UserError
 from ..formats.atomic import atomic_open
+from ..limits import MAX_LIST_LINES
 from .inputs import Distances, check_unique, read_distances
 from .otus import annotate, write_tables
 
 # FCluster's tolerance when it counts the thresholds below its last merge.
 THRESHOLD_EPS = 1e-7
+
+# Characters of a Newick label that need quotes (besides whitespace).
+NEWICK_RESERVED = "()[]':;,"
 _LOW32 = (1 << 32) - 1
 
 
@@ -258,10 +266,13 @@ class FlatClusters:
 def threshold_count(tree: Tree, resolution: float, max_distance: float) -> int:
     """Number of .list lines: FCluster's, or those up to max_distance for an edge list."""
     if tree.dense:
-        if not len(tree.height):
-            return 0
-        return math.floor(tree.height[-1] / resolution + THRESHOLD_EPS)
-    return math.floor(max_distance / resolution + THRESHOLD_EPS) + 1
+        count = math.floor(tree.height[-1] / resolution + THRESHOLD_EPS) if len(tree.height) else 0
+    else:
+        count = math.floor(max_distance / resolution + THRESHOLD_EPS) + 1
+    if count > MAX_LIST_LINES:
+        raise UserError(f"--resolution {resolution:g} makes {count:,} lines of the .list "
+                        f"(at most {MAX_LIST_LINES:,}): raise it")
+    return count
 
 
 def write_list_otu(prefix: str, tree: Tree, names: list[str], resolution: float, count: int) -> None:
@@ -274,8 +285,27 @@ def write_list_otu(prefix: str, tree: Tree, names: list[str], resolution: float,
             ofp.write(flat.otu_line(threshold))
 
 
+def check_list_names(source, names: list[str]) -> None:
+    """Ids must not hold what separates the members (',') or the clusters (blanks) of a line
+    of .list: it has no quoting."""
+    for name in names:
+        if "," in name or any(char.isspace() for char in name):
+            raise UserError(f"{source}:{name}: FCluster's .list cannot hold this id (its "
+                            "members are joined by ',' and its clusters by spaces); rename the "
+                            "sequence or cluster with --linkage greedy")
+
+
+def newick_label(name: str) -> str:
+    """`name` as a Newick label: as it is, or in single quotes (a quote doubled) where it
+    holds whitespace or one of `()[]':;,`."""
+    if any(char.isspace() or char in NEWICK_RESERVED for char in name):
+        return "'" + name.replace("'", "''") + "'"
+    return name
+
+
 def newick(tree: Tree, names: list[str]) -> str:
-    """FCluster's .tree text (writeNodesPhylip), built without recursion."""
+    """FCluster's .tree text (writeNodesPhylip), built without recursion; labels quoted
+    where Newick needs it (newick_label)."""
     n, pieces = tree.n, []
 
     def below(x):
@@ -287,7 +317,7 @@ def newick(tree: Tree, names: list[str]) -> str:
         if is_text:
             pieces.append(item)
         elif item < n:
-            pieces.append(names[item])
+            pieces.append(newick_label(names[item]))
         else:
             s = item - n
             h, a, b = tree.height[s], tree.left[s], tree.right[s]
@@ -299,7 +329,7 @@ def newick(tree: Tree, names: list[str]) -> str:
 def cluster(request) -> str:
     """complete or average linkage of request.distances; .list/.otu (.tree), OTU tables."""
     r = request
-    dist = read_distances(r.distances, r.distance_format)
+    dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
     if dist.n < 1:
         raise UserError(f"{r.distances}: no sequences")
     names = dist.names
@@ -310,6 +340,7 @@ def cluster(request) -> str:
             raise UserError(f"{r.distances}: {dist.n} sequences, but {len(names)} in "
                             "--fasta/--abundance")
     check_unique(r.distances, names)
+    check_list_names(r.distances, names)
     if dist.dense is None:
         if r.linkage == "average":
             raise UserError(f"{r.distances}: average linkage needs every pair; this edge list "

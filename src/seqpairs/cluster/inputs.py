@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from ..formats.distances import pair_index, read_edges, read_seqdist_text
+from ..formats.distances import check_made_from, pair_index, read_edges, read_seqdist_text
+from ..formats.fasta import INT64_MAX
 from ..formats.tables import read_tsv
 
 
@@ -55,7 +56,9 @@ def _check_values(path, values: np.ndarray) -> None:
         raise UserError(f"{path}: distance {values[bad[0]]} is not a finite number >= 0")
 
 
-def read_distances(path: str, fmt: str) -> Distances:
+def read_distances(path: str, fmt: str, fasta=None, fasta_path=None) -> Distances:
+    """Distances of `path`; an edge list must have been made from the sequences of `fasta`
+    (a SequenceSet, in any order) when given."""
     if fmt == "auto":
         fmt = "edges" if Path(path).suffix == ".npz" else "seqdist"
     if fmt == "seqdist":
@@ -63,6 +66,11 @@ def read_distances(path: str, fmt: str) -> Distances:
         _check_values(path, d)
         return Distances(n, ids, dense=d.astype(np.float32))
     edges = read_edges(path)
+    position = dict(zip(fasta.ids, fasta.seqs)) if fasta is not None else {}
+    if position and len(position) == edges.n and all(name in position for name in edges.ids):
+        # same ids (otherwise otus.align_ids says which differ): the same sequences?
+        check_made_from(edges, path, edges.ids, [position[name] for name in edges.ids],
+                        fasta_path)
     n = edges.n
     i, j = np.asarray(edges.i, dtype=np.int64), np.asarray(edges.j, dtype=np.int64)
     bad = np.flatnonzero((j < 0) | (i <= j) | (i >= n))
@@ -87,8 +95,8 @@ def read_distances(path: str, fmt: str) -> Distances:
 
 
 def read_abundance(path: str) -> pd.DataFrame:
-    """abundance.tsv (`id`, samples..., `total`) indexed by id, counts as int64."""
-    table = read_tsv(path, dtype={"id": str})
+    """abundance.tsv (`id`, samples..., `total`) indexed by id (as written), counts as int64."""
+    table = read_tsv(path, text=True)
     if table.columns[0] != "id" or table.columns[-1] != "total" or len(table.columns) < 3:
         raise UserError(f"{path}:1: columns must be id, one per sample, total")
     counts = table.iloc[:, 1:]
@@ -96,10 +104,18 @@ def read_abundance(path: str) -> pd.DataFrame:
     bad = numeric.isna().any(axis=1) | (numeric < 0).any(axis=1) | (numeric % 1 != 0).any(axis=1)
     if bad.any():
         raise UserError(f"{path}:{_line(bad)}: counts must be whole numbers >= 0")
-    numeric = numeric.astype(np.int64)
-    wrong = numeric.iloc[:, :-1].sum(axis=1) != numeric["total"]
+    # Sums of Python integers: int64 sums could wrap round
+    rows = [[int(x) for x in row] for row in numeric.itertuples(index=False)]
+    sums = pd.Series([sum(row[:-1]) for row in rows])
+    totals = pd.Series([row[-1] for row in rows])
+    over = sums > INT64_MAX
+    if over.any() or sum(totals) > INT64_MAX:
+        row = f":{_line(over)}" if over.any() else ""
+        raise UserError(f"{path}{row}: counts add up to more than 2^63 - 1")
+    wrong = sums != totals
     if wrong.any():
         raise UserError(f"{path}:{_line(wrong)}: total is not the sum of the sample counts")
+    numeric = numeric.astype(np.int64)
     numeric.index = pd.Index(table["id"], name="id")
     check_unique(path, numeric.index)
     return numeric
@@ -120,7 +136,7 @@ def check_unique(source, names) -> None:
 
 def read_pairs(path: str, position: dict[str, int]):
     """The filter's kept pairs -> (query index, target index, identity in percent)."""
-    table = read_tsv(path, ("query", "target", "id"), dtype={"query": str, "target": str})
+    table = read_tsv(path, ("query", "target", "id"), text=True)
     ident = pd.to_numeric(table["id"], errors="coerce")
     bad = ~ident.between(0, 100)  # NaN too
     if bad.any():
@@ -146,7 +162,7 @@ def read_significant(path: str, pairs_path: str, query: list[str], target: list[
 
     The table must list the same pairs in the same order, as psse writes them for --pairs.
     """
-    table = read_tsv(path, ("query", "target", "significant"), dtype=str, keep_default_na=False)
+    table = read_tsv(path, ("query", "target", "significant"), text=True)
     same = "--psse must be seqpairs psse's table of the --pairs file (same pairs, same order)"
     if len(table) != len(query):
         raise UserError(f"{path}: {len(table)} pairs, but {pairs_path} has {len(query)}; {same}")

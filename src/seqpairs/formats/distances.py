@@ -10,12 +10,22 @@ Pair orientation everywhere: pair (i, j) has i > j and sequence i is A (rows), a
   (unicode); scalars `n`, `max_distance`, `candidate_identity` (NaN for none) and `iddef`.
   It holds every pair with distance <= max_distance, and every pair whose identity bound
   (identity.upper_bound for iddef) reaches candidate_identity; sorted by (i, j).
+  What it was made from: `sequences`, the SHA-256 (hex) of the sequences (sequence_digest:
+  each id and its sequence, in file order); `shard` and `shards`, K and N of a `--shard K/N`
+  edge list (0 and 1 for a whole one); `tiling`, for a shard the SHA-256 of the bins and
+  tiles it was cut from (all shards of one edge list share it), "" for a whole one. Readers
+  refuse a damaged file, or one made from other sequences than theirs, with one line.
+  np.savez's layout (an uncompressed zip of .npy members), written member by member in
+  chunks (write_npz), so an edge list of any size is written without holding it whole.
 - Condensed matrix (.npy): float64, SciPy's condensed order (scipy.spatial.distance.squareform
   reads it): entry for {x, y}, x < y, at n*x - x*(x+1)/2 + y - x - 1, value d(A=y, B=x).
 """
 from __future__ import annotations
 
+import hashlib
 import zipfile
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +36,15 @@ from .atomic import atomic_open, atomic_path
 
 # The per-pair columns of an edge list, in the order Edges takes them.
 PAIR_COLUMNS = ("i", "j", "cost", "length", "matches", "aligned", "leading")
+PAIR_TYPES = {"i": np.int64, "j": np.int64, "cost": np.float64, "length": np.int32,
+              "matches": np.int32, "aligned": np.int32, "leading": np.int32}
+# The members of an edge list; older ones lack those of ORIGIN.
+ORIGIN = ("sequences", "shard", "shards", "tiling")
+FIELDS = ("n", "ids", *PAIR_COLUMNS, "distance", "max_distance", "candidate_identity", "iddef",
+          *ORIGIN)
+# What np.load raises for a damaged zip or .npy member (CRC, truncation, bad headers).
+DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error,
+           NotImplementedError)
 
 
 @dataclass
@@ -42,6 +61,10 @@ class Edges:
     max_distance: float
     candidate_identity: float = float("nan")
     iddef: int = 2
+    sequences: str = ""  # sequence_digest of the sequences it was made from ("" unknown)
+    shard: int = 0
+    shards: int = 1
+    tiling: str = ""  # a shard's tiling_digest; "" for a whole edge list
 
     @property
     def distance(self) -> np.ndarray:
@@ -53,6 +76,31 @@ class Edges:
     def columns(self) -> tuple[np.ndarray, ...]:
         """The per-pair arrays, in PAIR_COLUMNS order."""
         return tuple(getattr(self, name) for name in PAIR_COLUMNS)
+
+
+def sequence_digest(ids, seqs) -> str:
+    """SHA-256 (hex) of the sequences in order: each id and its sequence, each line ended by
+    a newline (FASTA ids hold no newline)."""
+    digest = hashlib.sha256()
+    for name, seq in zip(ids, seqs):
+        digest.update(f"{name}\n{seq}\n".encode())
+    return digest.hexdigest()
+
+
+def check_made_from(edges: Edges, path, ids, seqs, source) -> None:
+    """UserError unless the edge list at `path` is a whole one (no shard) made from these
+    sequences (of `source`)."""
+    if edges.shards > 1:
+        raise UserError(f"{path}: shard {edges.shard} of {edges.shards} of an edge list; "
+                        "merge the shards with `seqpairs merge`")
+    if not edges.sequences:
+        raise UserError(f"{path}: the edge list does not say which sequences it was made from "
+                        "(made by an older seqpairs?); rerun `seqpairs distance`")
+    if edges.sequences != sequence_digest(ids, seqs):
+        same_ids = edges.n == len(ids) and np.array_equal(edges.ids, np.asarray(ids))
+        raise UserError(f"{path}: made from other sequences than {source} "
+                        + ("(same ids, changed sequences)" if same_ids else
+                           f"({edges.n} sequences, {source} has {len(ids)})"))
 
 
 def pair_index(i, j):
@@ -71,60 +119,230 @@ def pair_from_index(k):
     return i, k - i * (i - 1) // 2
 
 
+def npy_header(dtype, shape: tuple[int, ...]) -> dict:
+    """The header np.save writes for an array of this dtype and shape."""
+    return {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+            "shape": tuple(int(extent) for extent in shape)}
+
+
+def write_npz(fh, members: Iterable[tuple[str, object, tuple[int, ...], Iterable]]) -> None:
+    """np.savez's bytes, written member by member in chunks: `members` are (name, dtype,
+    shape, chunks), the chunks' arrays making the member's data in C order."""
+    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, dtype, shape, chunks in members:
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:  # as np.savez
+                np.lib.format.write_array_header_1_0(member, npy_header(dtype, shape))
+                for chunk in chunks:
+                    data = np.ascontiguousarray(chunk, dtype=dtype)
+                    member.write(memoryview(data).cast("B"))
+
+
+def _scalar(name, value, dtype):
+    value = np.asarray(value, dtype=dtype)  # str: its length decides the dtype
+    return name, value.dtype, (), [value]
+
+
 def write_edges(path, edges: Edges) -> None:
+    """The edge list of `edges`, its pairs sorted here by (i, j)."""
     order = np.lexsort((edges.j, edges.i))
+    columns = {name: np.asarray(getattr(edges, name), dtype=PAIR_TYPES[name])[order]
+               for name in PAIR_COLUMNS}
+    columns["distance"] = columns["cost"] / columns["length"]
+    write_edge_stream(path, edges, len(order), lambda name: [columns[name]])
+
+
+def write_edge_stream(path, about: Edges, count: int,
+                      chunks: Callable[[str], Iterable[np.ndarray]]) -> None:
+    """The edge list of `about`'s sequences and settings whose `count` pairs come, sorted by
+    (i, j), from chunks(name) for each of PAIR_COLUMNS and "distance" (called once per
+    column): the bytes np.savez would write for the whole arrays."""
+    ids = np.asarray(about.ids, dtype=str)
+    members = [_scalar("n", about.n, np.int64), ("ids", ids.dtype, ids.shape, [ids])]
+    for name in (*PAIR_COLUMNS, "distance"):
+        dtype = PAIR_TYPES.get(name, np.float64)
+        members.append((name, dtype, (count,), _lazy(chunks, name)))
+    members += [_scalar("max_distance", about.max_distance, np.float64),
+                _scalar("candidate_identity", about.candidate_identity, np.float64),
+                _scalar("iddef", about.iddef, np.int64),
+                _scalar("sequences", about.sequences, str),
+                _scalar("shard", about.shard, np.int64),
+                _scalar("shards", about.shards, np.int64),
+                _scalar("tiling", about.tiling, str)]
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(
-            fh,
-            n=np.int64(edges.n),
-            ids=np.asarray(edges.ids, dtype=str),
-            i=np.asarray(edges.i, dtype=np.int64)[order],
-            j=np.asarray(edges.j, dtype=np.int64)[order],
-            cost=np.asarray(edges.cost, dtype=np.float64)[order],
-            length=np.asarray(edges.length, dtype=np.int32)[order],
-            matches=np.asarray(edges.matches, dtype=np.int32)[order],
-            aligned=np.asarray(edges.aligned, dtype=np.int32)[order],
-            leading=np.asarray(edges.leading, dtype=np.int32)[order],
-            distance=(edges.cost / edges.length)[order],
-            max_distance=np.float64(edges.max_distance),
-            candidate_identity=np.float64(edges.candidate_identity),
-            iddef=np.int64(edges.iddef),
-        )
+        write_npz(fh, members)
+
+
+def _lazy(chunks, name):
+    """chunks(name), called only when its member is written."""
+    yield from chunks(name)
+
+
+def _open_checked(path) -> np.lib.npyio.NpzFile:
+    """The edge list at `path` opened (np.load, lazy), its members all there."""
+    if not Path(path).is_file():
+        raise UserError(f"{path}: no such file" if not Path(path).exists() else
+                        f"{path}: not a file")
+    if not zipfile.is_zipfile(path):  # np.load would read a .npy and give no columns
+        with open(path, "rb") as fh:  # a zip's first member header, its directory lost
+            cut_short = fh.read(4) == b"PK\x03\x04"
+        raise UserError(f"{path}: damaged edge list (cut short: no zip directory)" if cut_short
+                        else f"{path}: not a seqpairs edge list (not an .npz file)")
+    try:
+        z = np.load(path, allow_pickle=False)
+    except DAMAGED as exc:
+        raise _damaged(path, exc) from None
+    missing = [name for name in FIELDS if name not in z.files]
+    if missing:
+        z.close()
+    if missing == list(ORIGIN):
+        raise UserError(f"{path}: the edge list does not say what it was made from "
+                        "(made by an older seqpairs?); rerun `seqpairs distance`")
+    if missing:  # also what a damaged zip directory or member name gives
+        raise UserError(f"{path}: not a seqpairs edge list, or a damaged one (no "
+                        f"{', '.join(missing)})")
+    return z
+
+
+def _damaged(path, problem) -> UserError:
+    return UserError(f"{path}: damaged edge list ({' '.join(str(problem).split())})")
 
 
 def read_edges(path) -> Edges:
-    if not Path(path).is_file():
-        raise UserError(f"{path}: no such file")
-    if not zipfile.is_zipfile(path):  # np.load would read a .npy and give no columns
-        raise UserError(f"{path}: not a seqpairs edge list (not an .npz file)")
+    """An edge list, checked whole: a damaged or foreign file is one UserError line."""
+    with _open_checked(path) as z:
+        try:
+            a = {name: z[name] for name in FIELDS}
+        except DAMAGED as exc:
+            raise _damaged(path, exc) from None
+    about = _about(path, a)
+    count = len(a["i"]) if a["i"].ndim == 1 else -1
+    for name in PAIR_COLUMNS:
+        if a[name].dtype != PAIR_TYPES[name] or a[name].shape != (count,):
+            raise _damaged(path, f"column {name} is not {count} values of "
+                                 f"{np.dtype(PAIR_TYPES[name])}")
+    check_pairs(path, a["i"], a["j"], about.n)
+    for name in PAIR_COLUMNS:
+        setattr(about, name, a[name])
+    return about
+
+
+def _about(path, a: dict) -> Edges:
+    """An edge list's sequences and settings (no pairs) from its small members, checked."""
+    for name in ("n", "max_distance", "candidate_identity", "iddef", *ORIGIN):
+        if a[name].shape != ():
+            raise _damaged(path, f"{name} is not a single value")
+    if a["ids"].ndim != 1 or a["ids"].dtype.kind != "U":
+        raise _damaged(path, "ids are not a list of names")
+    n = int(a["n"])
+    if len(a["ids"]) != n:
+        raise _damaged(path, f"{len(a['ids'])} ids for {n} sequences")
+    shard, shards = int(a["shard"]), int(a["shards"])
+    if not 0 <= shard < shards:
+        raise _damaged(path, f"shard {shard} of {shards}")
+    return Edges(n, a["ids"], *[np.empty(0, PAIR_TYPES[name]) for name in PAIR_COLUMNS],
+                 max_distance=float(a["max_distance"]),
+                 candidate_identity=float(a["candidate_identity"]), iddef=int(a["iddef"]),
+                 sequences=str(a["sequences"]), shard=shard, shards=shards,
+                 tiling=str(a["tiling"]))
+
+
+def check_pairs(path, i, j, n: int, first: int = 0, before: int = -1) -> int:
+    """UserError unless the pairs (i, j), numbered from `first`, are i > j within 0..n-1
+    in strictly increasing (i, j) order after the pair index `before`; their last index."""
+    wrong = np.flatnonzero((j < 0) | (i <= j) | (i >= n))
+    if wrong.size:
+        k = wrong[0]
+        raise _damaged(path, f"pair {first + k} ({i[k]}, {j[k]}) is not i > j within "
+                             f"0..{n - 1}")
+    keys = pair_index(i, j)
+    order = np.flatnonzero(np.diff(np.r_[before, keys]) <= 0)
+    if order.size:
+        k = first + order[0]
+        raise _damaged(path, f"pairs {k - 1} and {k} are not in (i, j) order, or repeat")
+    return int(keys[-1]) if len(keys) else before
+
+
+def edge_list_about(path) -> tuple[Edges, int]:
+    """An edge list's sequences and settings (an Edges without pairs, checked) and its
+    number of pairs, from its small members and the pair columns' headers only."""
+    with _open_checked(path) as z:
+        try:
+            about = _about(path, {name: z[name] for name in ("n", "ids", "max_distance",
+                                                              "candidate_identity", "iddef",
+                                                              *ORIGIN)})
+            counts = set()
+            for name in PAIR_COLUMNS:
+                with z.zip.open(f"{name}.npy") as member:
+                    shape, dtype = _npy_header(member)
+                if dtype != PAIR_TYPES[name] or len(shape) != 1:
+                    raise _damaged(path, f"column {name} is not values of "
+                                         f"{np.dtype(PAIR_TYPES[name])}")
+                counts.add(shape[0])
+        except DAMAGED as exc:
+            raise _damaged(path, exc) from None
+    if len(counts) != 1:
+        raise _damaged(path, "its columns differ in length")
+    return about, counts.pop()
+
+
+def _npy_header(member) -> tuple[tuple[int, ...], np.dtype]:
+    version = np.lib.format.read_magic(member)
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
+    shape, fortran_order, dtype = read(member)
+    if fortran_order:
+        raise ValueError("Fortran order")
+    return shape, dtype
+
+
+def edge_list_column(path, name: str, step: int):
+    """Column `name` of an edge list, `step` values at a time; the member's CRC is checked
+    when its last values are read (a damaged member is a UserError)."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return Edges(
-                n=int(z["n"]), ids=z["ids"], i=z["i"], j=z["j"], cost=z["cost"],
-                length=z["length"], matches=z["matches"], aligned=z["aligned"],
-                leading=z["leading"], max_distance=float(z["max_distance"]),
-                candidate_identity=float(z["candidate_identity"]), iddef=int(z["iddef"]),
-            )
-    except (OSError, KeyError, ValueError) as exc:
-        raise UserError(f"{path}: not a seqpairs edge list ({exc})") from None
+        with zipfile.ZipFile(path) as archive, archive.open(f"{name}.npy") as member:
+            shape, dtype = _npy_header(member)
+            for start in range(0, shape[0], step):
+                size = min(step, shape[0] - start) * dtype.itemsize
+                data = member.read(size)
+                if len(data) != size:
+                    raise EOFError(f"{name}.npy ends early")
+                yield np.frombuffer(data, dtype)
+            if member.read(1):
+                raise ValueError(f"{name}.npy is longer than its header says")
+    except DAMAGED as exc:
+        raise _damaged(path, exc) from None
 
 
-def merge_edges(parts: list[Edges]) -> Edges:
-    """One edge list from edge lists of disjoint pair sets of the same run (shards)."""
+def merged_about(parts: list[Edges], names) -> Edges:
+    """What the edge list merged from `parts` (the sequences and settings of edge lists,
+    read from the files `names`) is made from, once they are shards 0..K-1 of one
+    `--shard k/K` run of one tiling; anything else is refused with one line."""
     first = parts[0]
-    for part in parts[1:]:
+    for part, name in zip(parts[1:], names[1:]):
         same = (part.n == first.n and np.array_equal(part.ids, first.ids)
+                and part.sequences == first.sequences
                 and part.max_distance == first.max_distance and part.iddef == first.iddef
                 and np.array_equal(part.candidate_identity, first.candidate_identity,
                                    equal_nan=True))
         if not same:
-            raise UserError("the edge lists to merge come from different sequences or settings")
-    merged = [np.concatenate(column) for column in zip(*(p.columns() for p in parts))]
-    pairs = merged[0] * (merged[0] - 1) // 2 + merged[1]
-    if len(np.unique(pairs)) != len(pairs):
-        raise UserError("the edge lists to merge overlap (a shard given twice?)")
-    return Edges(first.n, first.ids, *merged, max_distance=first.max_distance,
-                 candidate_identity=first.candidate_identity, iddef=first.iddef)
+            raise UserError(f"{name}: made from other sequences or settings than {names[0]}")
+        if (part.shards, part.tiling) != (first.shards, first.tiling):
+            raise UserError(f"{name}: shard {part.shard} of {part.shards}, but {names[0]} is "
+                            f"shard {first.shard} of {first.shards}"
+                            + (" of another tiling" if part.shards == first.shards else ""))
+    seen = {}
+    for part, name in zip(parts, names):
+        if part.shard in seen:
+            raise UserError(f"{name}: shard {part.shard} of {part.shards} is given twice "
+                            f"(also {seen[part.shard]})")
+        seen[part.shard] = name
+    missing = sorted(set(range(first.shards)) - set(seen))
+    if missing:
+        raise UserError(f"the edge lists to merge lack shard{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(map(str, missing))} of {first.shards}")
+    return Edges(first.n, first.ids, *first.columns(), max_distance=first.max_distance,
+                 candidate_identity=first.candidate_identity, iddef=first.iddef,
+                 sequences=first.sequences)
 
 
 def write_seqdist_text(path, distances: np.ndarray, ids=None) -> None:
@@ -150,6 +368,10 @@ def read_seqdist_text(path, with_ids: bool | None = None):
             lines = fh.read().split("\n")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except OSError as exc:  # a folder, no permission
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not SeqDist text (not a text file)") from None
     if lines and lines[-1] == "":
         lines.pop()
     try:
@@ -176,6 +398,25 @@ def seqdist_to_condensed(n: int, distances: np.ndarray) -> np.ndarray:
     return distances[pair_index(y, x)]
 
 
+def condensed_rows(n: int, distances: np.ndarray, step: int = 1 << 20):
+    """seqdist_to_condensed in pieces of about `step` entries (whole rows x of {x, y > x})."""
+    x = 0
+    while x < n - 1:
+        first = x
+        count = 0
+        while x < n - 1 and (count == 0 or count + n - 1 - x <= step):
+            count += n - 1 - x
+            x += 1
+        widths = n - 1 - np.arange(first, x)  # entries of each row
+        rows = np.repeat(np.arange(first, x), widths)
+        row_starts = np.repeat(np.cumsum(widths) - widths, widths)
+        columns = rows + 1 + np.arange(len(rows)) - row_starts
+        yield distances[pair_index(columns, rows)]
+
+
 def write_condensed(path, n: int, distances: np.ndarray) -> None:
+    """The condensed matrix as np.save writes it, reordered a piece at a time."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.save(fh, seqdist_to_condensed(n, distances))
+        np.lib.format.write_array_header_1_0(fh, npy_header(np.float64, (n * (n - 1) // 2,)))
+        for piece in condensed_rows(n, distances):
+            fh.write(memoryview(piece).cast("B"))  # keeps the errno of a full disk

@@ -3,7 +3,6 @@ upper-case ACGT, decreasing abundance); the later stages read it (or any clean F
 here, as a SequenceSet for the all-pairs kernels or as per-record codes for PSSE."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +12,8 @@ from ..backends.common import MAX_LENGTH
 from ..errors import UserError
 from ..scoring.alphabet import DNA, encode_all
 
-_SIZE = re.compile(r";size=(\d+)(?=;|$)")
+# Abundances are int64 everywhere (ingest's tables, SequenceSet.sizes, OTU sums).
+INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,34 @@ class SequenceSet:
         return np.diff(self.offsets)
 
 
-def split_size(header_id: str) -> tuple[str, int]:
-    """'read7;size=12' -> ('read7', 12); 'r;size=3;tax=x' -> ('r;tax=x', 3); none -> (id, 1)."""
-    m = _SIZE.search(header_id)
-    if not m:
+def split_size(header_id: str, where: str = "") -> tuple[str, int]:
+    """The id without its usearch/vsearch abundance annotation, and the abundance:
+    'read7;size=12' -> ('read7', 12); 'r;size=3;tax=x' -> ('r;tax=x', 3); none -> (id, 1).
+
+    The id is cut at ';' into fields; a field after the first that starts with `size=` is
+    the annotation: at most one, its value digits only and at most 2^63 - 1. It is removed
+    with its ';' (then trailing ';' too); everything else stays as it is. A UserError
+    (`where`: the record) otherwise.
+    """
+    fields = header_id.split(";")
+    found = [k for k in range(1, len(fields)) if fields[k].startswith("size=")]
+    if not found:
         return header_id, 1
-    return (header_id[: m.start()] + header_id[m.end():]).rstrip(";"), int(m.group(1))
+    if len(found) > 1:
+        raise UserError(f"{where}: {len(found)} ;size= fields in the id; an id has at most "
+                        "one abundance")
+    value = fields[found[0]][len("size="):]
+    if not (value.isascii() and value.isdigit()):
+        raise UserError(f"{where}: ;size={_shown(value)} is not a whole number")
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(INT64_MAX)) or int(digits) > INT64_MAX:
+        raise UserError(f"{where}: ;size={_shown(value)} is more than 2^63 - 1")
+    del fields[found[0]]
+    return ";".join(fields).rstrip(";"), int(digits)
+
+
+def _shown(text: str, most: int = 30) -> str:
+    return text if len(text) <= most else f"{text[:most]}..."
 
 
 def records(path: str):
@@ -48,10 +70,12 @@ def records(path: str):
     try:
         for rec in SeqIO.parse(path, "fasta"):
             found = True
-            name, size = split_size(rec.id)
+            name, size = split_size(rec.id, f"{path}:{rec.id}")
             yield name, size, str(rec.seq).upper()
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         # Biopython's messages can run over lines and sentences: its first sentence, one line
         problem = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
@@ -63,6 +87,8 @@ def records(path: str):
 def read_unique_fasta(path: str) -> SequenceSet:
     """A FASTA of unique ACGT sequences (ingest's output, or any clean FASTA)."""
     ids, sizes, seqs = (list(column) for column in zip(*records(path)))
+    if sum(sizes) > INT64_MAX:
+        raise UserError(f"{path}: the ;size= abundances add up to more than 2^63 - 1")
     codes, offsets = encode_all(seqs, DNA, path, ids)
     return SequenceSet(ids, seqs, np.asarray(sizes, dtype=np.int64), codes, offsets)
 

@@ -25,19 +25,23 @@ import pandas as pd
 
 from .. import __version__
 from .atomic import atomic_open
-from .distances import Edges, pair_index
+from .distances import pair_index
 
 BIOM_FORMAT = "Biological Observation Matrix 1.0.0"
 
 
-def write_mothur_column(path, edges: Edges) -> None:
-    order = np.lexsort((edges.j, edges.i))
-    order = order[edges.distance[order] <= edges.max_distance]
-    ids = np.asarray(edges.ids)
+def write_mothur_column(path, ids, pairs, max_distance: float) -> None:
+    """`pairs`: chunks (i, j, distance) of pairs sorted by (i, j), as an edge list holds
+    them; those within max_distance are written."""
+    ids = np.asarray(ids)
+    step = 1 << 16  # lines formatted at a time
     with atomic_open(path) as fh:
-        for a, b, d in zip(ids[edges.i[order]], ids[edges.j[order]],
-                           edges.distance[order].tolist()):
-            fh.write(f"{a}\t{b}\t{d:.8e}\n")
+        for i, j, distance in pairs:
+            within = np.flatnonzero(distance <= max_distance)
+            for start in range(0, len(within), step):
+                rows = within[start:start + step]
+                fh.write("".join(f"{a}\t{b}\t{d:.8e}\n" for a, b, d in
+                                 zip(ids[i[rows]], ids[j[rows]], distance[rows].tolist())))
 
 
 def write_phylip(path, distances: np.ndarray, ids) -> None:

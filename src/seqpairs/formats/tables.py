@@ -8,14 +8,23 @@ from ..errors import UserError
 from .atomic import atomic_open
 
 
-def read_tsv(path, columns=(), **options) -> pd.DataFrame:
-    """A TSV whose header names at least `columns`; `options` go to pandas.read_csv."""
+def read_tsv(path, columns=(), text: bool = False, **options) -> pd.DataFrame:
+    """A TSV whose header names at least `columns`; `options` go to pandas.read_csv.
+
+    text: every field as it is written, a string (no NA values, no numbers): what a table
+    of ids needs, whose ids may read "NA", "nan", "null" or "007"; numbers are then the
+    reader's to convert.
+    """
+    if text:
+        options = {**options, "dtype": str, "keep_default_na": False, "na_filter": False}
     try:
         table = pd.read_csv(path, sep="\t", **options)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except (IsADirectoryError, ValueError) as exc:  # pandas' parse and decode errors are ValueErrors
         raise UserError(f"{path}: not a TSV file ({str(exc).strip()})") from None
+    except OSError as exc:  # no permission, ...
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise UserError(f"{path}:1: no column {', '.join(missing)} in the header "

@@ -7,6 +7,9 @@ On a backend with a screen (the GPU), when max_distance drops pairs, every pair 
 goes through the screen; only the pairs whose distance passes or whose screen_bound
 reaches candidate_identity are aligned again in full, and the exact filter runs on those:
 the edge list is the same as one full pass.
+
+The kept pairs are returned as an Edges, or handed batch by batch to a `kept` function
+(formats.runs.Spill.add: bounded memory for any number of kept pairs).
 """
 from __future__ import annotations
 
@@ -16,11 +19,12 @@ import time
 
 import numpy as np
 
-from ..formats.distances import Edges, pair_index
+from ..formats.distances import Edges, pair_index, sequence_digest
 from . import tiling
 from .identity import screen_bound, upper_bound
 
 log = logging.getLogger("seqpairs.distance")
+KEPT_SLICE = 1 << 18  # kept pairs handed to `kept` at a time (10 MiB on the host)
 
 
 def batches(tiles, pairs_per_batch: int):
@@ -74,12 +78,14 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
 
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
-            candidate_identity=None, iddef=2, dense=False):
+            candidate_identity=None, iddef=2, dense=False, kept=None):
     """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
 
     Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
     (iddef) reaches candidate_identity, and with `dense` every pair's distance in SeqDist
-    pair order (NaN for the pairs not in `tiles`), else None.
+    pair order (NaN for the pairs not in `tiles`), else None. With `kept`, a function, the
+    kept pairs go to kept(i, j, cost, length, matches, aligned, leading) batch by batch
+    instead, in no particular order, and edges is None.
     """
     xp, to_host = backend.xp, backend.to_host
     align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
@@ -95,7 +101,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             keep |= bound_of(iddef, lengths[i], lengths[j], *counts) >= candidate_identity
         return keep
 
-    kept = []
+    batches_kept, count = [], 0
     progress = Progress(len(tiles), int(tiles["cells"].sum()))
     for group in batches(tiles, backend.pairs_per_batch):
         pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
@@ -111,14 +117,23 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         if dense_out is not None and screen is None:
             dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
         keep = selected(i, j, cost, counts, upper_bound)
-        kept.append(tuple(to_host(a[keep]) for a in (i, j, cost, *counts)))
+        on_device = tuple(a[keep] for a in (i, j, cost, *counts))
+        count += len(on_device[0])
+        if kept is None:
+            batches_kept.append(tuple(to_host(a) for a in on_device))
+        else:  # in slices: a GPU batch's pairs alone would exceed a small memory budget
+            for start in range(0, len(on_device[0]), KEPT_SLICE):
+                kept(*(to_host(a[start:start + KEPT_SLICE]) for a in on_device))
         progress.update(len(group), sum(int(tile.cells) for tile in group))
-    cols = [np.concatenate(c) for c in zip(*kept)] if kept else [np.empty(0)] * 7
+    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
+             int(tiles["pairs"].sum()), count, progress.gcups)
+    if kept is not None:
+        return None, dense_out
+    cols = ([np.concatenate(c) for c in zip(*batches_kept)] if batches_kept else  # no tiles
+            [np.empty(0, np.int64)] * 2 + [np.empty(0)] + [np.empty(0, np.int32)] * 4)
     edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
                   candidate_identity=math.nan if candidate_identity is None else candidate_identity,
-                  iddef=iddef)
-    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
-             int(tiles["pairs"].sum()), len(edges), progress.gcups)
+                  iddef=iddef, sequences=sequence_digest(seqs.ids, seqs.seqs))
     return edges, dense_out
 
 

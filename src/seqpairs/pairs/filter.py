@@ -56,7 +56,7 @@ import pandas as pd
 
 from ..backends.alignments import COUNTS, Alignments
 from ..errors import UserError
-from ..formats.distances import Edges
+from ..formats.distances import Edges, check_made_from
 from ..formats.fasta import SequenceSet
 from .identity import IDDEFS, identity, upper_bound, vsearch_percent
 
@@ -70,11 +70,11 @@ AFFINE_COLUMNS = [c if c != "distance" else "raw" for c in COLUMNS]
 BLOCK_PAIRS = 1 << 18
 
 
-def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path) -> None:
-    """UserError unless `edges` belongs to `seqs` and holds every pair that can reach threshold."""
-    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
-        raise UserError(f"{path}: made from other sequences than the input FASTA "
-                        f"({edges.n} sequences, the FASTA has {seqs.n})")
+def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path,
+                source="the input FASTA") -> None:
+    """UserError unless `edges` was made from `seqs` (of `source`) and holds every pair that
+    can reach threshold."""
+    check_made_from(edges, path, seqs.ids, seqs.seqs, source)
     if edges.max_distance == math.inf:  # it holds every pair
         return
     if edges.iddef != iddef or not edges.candidate_identity <= threshold:

@@ -14,7 +14,18 @@ Contract (Executor):
   merge_dense(array)
                   on the root: the workers' dense arrays merged (each entry computed by
                   one worker, NaN elsewhere); else None
+  stream(pieces, receive)
+                  every worker but the root sends its `pieces` (an iterable, not read on
+                  the root) to the root, one piece per worker at a time, so the root holds
+                  at most one piece of each worker at once; the root calls receive(piece)
+                  for each of them
   barrier()       wait until every worker gets here (benchmarks time the work between two)
+  set_timeout(seconds)
+                  a worker that stops answering (stopped, its node wedged) for this long
+                  ends every worker with one error line naming it (from then on)
+  fail(error)     a UserError that this worker may have met alone: raised where there is
+                  one worker; else its line is printed and every worker ended (the others
+                  would wait for this one forever)
   abort(code)     end every worker (one worker's failure must not leave others waiting)
 
 Executors, tried in order (each module's `launched()` says whether this process runs

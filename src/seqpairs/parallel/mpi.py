@@ -1,10 +1,28 @@
 """The executor of MPI ranks (mpi4py): `mpiexec -n N` or `srun -n N` starts N copies of a
 stage; each computes the items `assign` gives its rank, on the GPU of its node-local rank,
 and rank 0 gathers and writes. Without an MPI launcher this executor is not used, so a
-plain run needs no MPI library."""
+plain run needs no MPI library.
+
+A rank that stops answering (SIGSTOP, a wedged node) must not hang the others, wherever
+they wait. Every rank runs a watchdog thread (MPI_THREAD_MULTIPLE, which mpi4py asks for)
+that exchanges heartbeats with rank 0 on a communicator of its own, every tenth of the
+timeout (at most 5 s): rank 0 watches every rank, the others watch rank 0. A rank that
+has not heard from one it watches for the timeout (set_timeout; DEFAULT_TIMEOUT until a
+stage sets it) tells the others that it ends the job (so that they stay quiet), prints
+one line naming the silent ranks and calls MPI_Abort, which ends every rank. When rank 0
+is the silent one, rank 1 reports it; the others wait half a timeout longer.
+At exit (normal or after an error line) the ranks meet in a last barrier, still watched,
+before the watchdogs stop: a rank that has finished is not taken for a stopped one, and
+a rank 0 that stops while it writes is noticed. A stopped rank's own watchdog stops with
+it; the kernels release the GIL, so a busy rank keeps answering.
+"""
 from __future__ import annotations
 
+import atexit
 import os
+import sys
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +31,9 @@ from . import assign, ordered
 
 # Variables that MPI launchers set in every rank's environment.
 LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE")
+DEFAULT_TIMEOUT = 300.0  # seconds a rank may go unheard
+HEARTBEAT, ENDING = 1, 2  # message tags: "I answer", "I am ending the job"
+DENSE_STEP = 1 << 22  # entries of a dense array reduced at a time
 
 
 def launched() -> bool:
@@ -29,7 +50,71 @@ def start():
 
     comm = MPI.COMM_WORLD
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    return Mpi(comm, comm.Get_rank(), comm.Get_size(), node.Get_rank())
+    watchdog = None
+    if MPI.Query_thread() >= MPI.THREAD_MULTIPLE:
+        watchdog = Watchdog(comm, DEFAULT_TIMEOUT)
+        watchdog.start()
+    executor = Mpi(comm, comm.Get_rank(), comm.Get_size(), node.Get_rank(), watchdog)
+    atexit.register(executor.close)
+    return executor
+
+
+class Watchdog(threading.Thread):
+    """Heartbeats with rank 0; MPI_Abort when a watched rank is silent for `timeout` s."""
+
+    def __init__(self, comm, timeout: float):
+        super().__init__(name="seqpairs-watchdog", daemon=True)
+        self.world = comm
+        self.comm = comm.Dup()  # heartbeats never meet the stages' messages
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.timeout = timeout
+        self.watched = list(range(1, self.size)) if self.rank == 0 else [0]
+        # when rank 0 stops, rank 1 reports it; the others only if rank 1 is silent too
+        self.patience = 1.0 if self.rank <= 1 else 1.5
+        self.heard = dict.fromkeys(self.watched, time.monotonic())
+        self.stopping = False
+        self.wake = threading.Event()  # ends the wait between heartbeats early
+
+    def set_timeout(self, seconds: float) -> None:
+        """From now on (the watched ranks get a full new timeout to be heard)."""
+        self.timeout = seconds
+        self.heard = dict.fromkeys(self.watched, time.monotonic())
+        self.wake.set()
+
+    def run(self) -> None:
+        from mpi4py import MPI
+
+        token, inbox = np.zeros(1, np.uint8), np.zeros(1, np.uint8)
+        sends: dict = {}
+        status = MPI.Status()
+        while not self.stopping:
+            for peer in self.watched:  # one heartbeat in flight to each peer at most
+                if peer not in sends or sends[peer].Test():
+                    sends[peer] = self.comm.Isend(token, dest=peer, tag=HEARTBEAT)
+            while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status):
+                source, tag = status.Get_source(), status.Get_tag()
+                self.comm.Recv(inbox, source=source, tag=tag)
+                self.heard[source] = time.monotonic()
+                if tag == ENDING:  # another rank reports and ends the job: one line is enough
+                    self.stopping = True
+            now = time.monotonic()
+            silent = [peer for peer in self.watched
+                      if now - self.heard[peer] > self.timeout * self.patience]
+            if silent and not self.stopping:
+                for peer in set(range(self.size)) - {self.rank, *silent}:
+                    self.comm.Isend(token, dest=peer, tag=ENDING)
+                ranks = f"rank{'s' if len(silent) > 1 else ''} {', '.join(map(str, silent))}"
+                print(f"seqpairs: error: MPI {ranks} did not answer for {self.timeout:g} s "
+                      f"(stopped, or its node hangs?); ending all {self.size} ranks",
+                      file=sys.stderr, flush=True)
+                self.world.Abort(1)
+            self.wake.wait(min(5.0, max(0.05, self.timeout / 10)))
+            self.wake.clear()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.wake.set()
+        self.join()
 
 
 @dataclass(frozen=True)
@@ -38,6 +123,7 @@ class Mpi:
     rank: int
     size: int
     device: int  # the rank among the ranks of this node
+    watchdog: Watchdog | None = None
 
     @property
     def root(self) -> bool:
@@ -54,16 +140,52 @@ class Mpi:
         return ordered(merged[0], merged[1:])
 
     def merge_dense(self, array):
-        parts = self.comm.gather(array, root=0)
-        if not self.root:
-            return None
-        merged = parts[0]
-        for part in parts[1:]:
-            np.fmax(merged, part, out=merged)  # fmax keeps the number where the other is NaN
-        return merged
+        """Reduced with MPI_MAX a slice at a time in place: entries no rank computed are
+        -inf meanwhile (distances are >= 0), so the root holds one array, not one per rank."""
+        from mpi4py import MPI
+
+        for start in range(0, len(array), DENSE_STEP):
+            piece = array[start:start + DENSE_STEP]
+            piece[np.isnan(piece)] = -np.inf
+            if self.root:
+                self.comm.Reduce(MPI.IN_PLACE, piece, op=MPI.MAX, root=0)
+                piece[piece == -np.inf] = np.nan
+            else:
+                self.comm.Reduce(piece, None, op=MPI.MAX, root=0)
+        return array if self.root else None
+
+    def stream(self, pieces, receive) -> None:
+        mine = iter(()) if self.root else iter(pieces)
+        while True:
+            parts = self.comm.gather(next(mine, None), root=0)
+            more = False
+            if self.root:
+                for part in parts[1:]:
+                    if part is not None:
+                        receive(part)
+                        more = True
+            if not self.comm.bcast(more, root=0):
+                return
 
     def barrier(self) -> None:
         self.comm.Barrier()
 
+    def set_timeout(self, seconds: float) -> None:
+        if self.watchdog is not None:
+            self.watchdog.set_timeout(seconds)
+
+    def fail(self, error: Exception):
+        print(f"seqpairs: error: {error}", file=sys.stderr, flush=True)
+        self.comm.Abort(2)
+
     def abort(self, code: int) -> None:
         self.comm.Abort(code)
+
+    def close(self) -> None:
+        """The last barrier, watched; then the watchdog stops (at exit)."""
+        if self.watchdog is None or not self.watchdog.is_alive():
+            return
+        request = self.comm.Ibarrier()
+        while not request.Test():
+            time.sleep(0.01)
+        self.watchdog.stop()

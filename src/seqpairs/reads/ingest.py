@@ -19,19 +19,33 @@ What is normalised, dropped or refused (tests/data/bad/OUTCOMES.tsv lists a file
 lower case is upper-cased, U becomes T, alignment gaps ('-', '.') are removed and line
 ends may be LF or CRLF; IUPAC ambiguity codes are dropped (or refused, --ambiguous
 error); any other character (protein letters, digits, '*') is refused, naming file,
-record and position.
+record and position. A read longer than the longest a kept read may be (--max-length,
+else the kernels' limit, backends.common.MAX_LENGTH) is dropped as too long. Reads come
+in pieces (formats/samples.py) and are checked piece by piece: at most the letters a kept
+read can have are held, so a read of any length costs bounded memory.
+
+Ids are opaque text: the header's first word without its `;size=N` (formats.fasta
+.split_size, which refuses two of them); abundances that add up to more than 2^63 - 1
+(the tables' int64) are refused.
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import pandas as pd
 
+from ..backends.common import MAX_LENGTH
 from ..errors import UserError
 from ..formats.atomic import atomic_open
-from ..formats.samples import read_records, record_id
+from ..formats.fasta import INT64_MAX
+from ..formats.samples import STDIN, read_records, record_id
+
+log = logging.getLogger("seqpairs.ingest")
 
 # Names that would collide with the report's total row or abundance.tsv's columns.
 RESERVED_SAMPLES = ("all", "id", "total")
@@ -58,6 +72,15 @@ class Policy:
             raise UserError(f"--max-length: {self.max_length} is below --min-length {self.min_length}")
         if self.truncate is not None and self.truncate < 1:
             raise UserError(f"--truncate: {self.truncate} is below 1")
+        for option, value in (("--max-length", self.max_length), ("--truncate", self.truncate)):
+            if value is not None and value > MAX_LENGTH:
+                raise UserError(f"{option}: {value} is above the kernels' limit of {MAX_LENGTH} "
+                                "letters")
+
+    @property
+    def longest(self) -> int:
+        """The most letters a kept read may have."""
+        return MAX_LENGTH if self.max_length is None else self.max_length
 
 
 @dataclass
@@ -105,31 +128,53 @@ def normalise(raw: str) -> tuple[str, list[str]]:
     return seq, [name for name in NORMALISATIONS if applied[name]]
 
 
-def check(seq: str, policy: Policy, where: str) -> tuple[str, str | None]:
-    """Apply the policies to a normalised sequence: (sequence, None) or (_, drop reason)."""
-    invalid = _NOT_NUCLEOTIDE.search(seq)
-    if invalid:
-        char = invalid.group()
-        hint = " (protein in a DNA dataset?)" if char.isalpha() else ""
-        raise UserError(f"{where}: {char!r} at position {invalid.start() + 1} is not a "
-                        f"nucleotide code{hint}")
-    bad = _NON_ACGT.search(seq)
-    if bad:
+@dataclass
+class Read:
+    seq: str  # the kept letters ("" when dropped)
+    applied: set[str]  # NORMALISATIONS applied
+    reason: str | None  # why it is dropped: "ambiguous", "too_short", "too_long"; None: kept
+
+
+def check(pieces, policy: Policy, where: str) -> Read:
+    """Normalise a read given in pieces and apply the policies, holding at most the letters
+    a kept read can have (--truncate's, else Policy.longest).
+
+    Every letter is checked, in order: the first character that is no nucleotide code is
+    an error; ambiguity codes drop the read (or are an error) wherever they are, also
+    beyond a --truncate cut; then --truncate cuts, and the length limits apply.
+    """
+    keep = policy.truncate or policy.longest
+    held, length, applied, ambiguous = [], 0, set(), None
+    for raw in pieces:
+        piece, names = normalise(raw)
+        applied.update(names)
+        invalid = _NOT_NUCLEOTIDE.search(piece)
+        if invalid:
+            char = invalid.group()
+            hint = " (protein in a DNA dataset?)" if char.isalpha() else ""
+            raise UserError(f"{where}: {char!r} at position {length + invalid.start() + 1} is "
+                            f"not a nucleotide code{hint}")
+        bad = _NON_ACGT.search(piece) if ambiguous is None else None
+        if bad:
+            ambiguous = (bad.group(), length + bad.start() + 1)
+        if length < keep:
+            held.append(piece[: keep - length])
+        length += len(piece)
+    if ambiguous:
         if policy.ambiguous == "error":
-            raise UserError(
-                f"{where}: letter {bad.group()!r} at position {bad.start() + 1} is not A, C, G or T"
-            )
-        return seq, "ambiguous"
+            letter, position = ambiguous
+            raise UserError(f"{where}: letter {letter!r} at position {position} is not A, C, G or T")
+        return Read("", applied, "ambiguous")
     if policy.truncate is not None:
         # As AmpliconNoise's Truncate: longer reads are cut, shorter ones dropped.
-        if len(seq) < policy.truncate:
-            return seq, "too_short"
-        seq = seq[: policy.truncate]
-    if len(seq) < policy.min_length:
-        return seq, "too_short"
-    if policy.max_length is not None and len(seq) > policy.max_length:
-        return seq, "too_long"
-    return seq, None
+        if length < policy.truncate:
+            return Read("", applied, "too_short")
+        length = policy.truncate
+    if length < policy.min_length:
+        return Read("", applied, "too_short")
+    if length > policy.longest:
+        return Read("", applied, "too_long")
+    return Read("".join(held), applied, None)
 
 
 # ---------------------------------------------------------------- dereplication
@@ -166,21 +211,26 @@ class _Uniques:
         return True
 
 
-def _ingest_sample(row: SampleReport, sample: int, uniques: _Uniques, policy: Policy) -> None:
-    for number, title, raw in read_records(row.file):
+def _ingest_sample(row: SampleReport, sample: int, uniques: _Uniques, policy: Policy,
+                   earlier: int) -> None:
+    """Read one sample into `uniques` and its report row. earlier: the abundance of the
+    samples before it; all of it must stay within the tables' int64."""
+    for number, title, letters in read_records(row.file):
         rid, size = record_id(row.file, number, title)
+        if earlier + row.abundance + size > INT64_MAX:
+            raise UserError(f"{row.file}:{rid}: the ;size= abundances of the inputs add up to "
+                            "more than 2^63 - 1")
         row.records += 1
         row.abundance += size
-        seq, applied = normalise(raw)
-        for name in applied:
+        read = check(letters, policy, f"{row.file}:{rid}")
+        for name in read.applied:
             setattr(row, name, getattr(row, name) + 1)
-        seq, reason = check(seq, policy, f"{row.file}:{rid}")
-        if reason is not None:
-            setattr(row, f"dropped_{reason}", getattr(row, f"dropped_{reason}") + 1)
+        if read.reason is not None:
+            setattr(row, f"dropped_{read.reason}", getattr(row, f"dropped_{read.reason}") + 1)
             continue
         row.kept += 1
         row.abundance_kept += size
-        if uniques.add(seq, rid, size, sample, row.file):
+        if uniques.add(read.seq, rid, size, sample, row.file):
             row.unique += 1
         else:
             row.duplicate += 1
@@ -192,6 +242,24 @@ def _total_row(rows: list[SampleReport]) -> SampleReport:
         if f.name not in ("sample", "file"):
             setattr(total, f.name, sum(getattr(r, f.name) for r in rows))
     return total
+
+
+def check_streams(paths: list[str]) -> None:
+    """Refuse to read one pipe, FIFO or terminal twice (standard input is one): its data
+    goes to the first reader only, and a second open of a FIFO would wait forever."""
+    seen = {}
+    for path in paths:
+        try:
+            info = os.fstat(0) if path == STDIN else os.stat(path)
+        except OSError:
+            continue  # reading it gives the error
+        if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
+            raise UserError(f"{path}: the same stream as {seen[key]}, which is read once (a "
+                            "pipe, FIFO or standard input can be an input only once)")
+        seen[key] = path
 
 
 def ingest(
@@ -213,18 +281,29 @@ def ingest(
             raise UserError(f"{path}: sample name {name!r} is reserved; name it with -i NAME={path}")
         if names.count(name) > 1:
             raise UserError(f"{path}: sample name {name!r} is used by more than one input")
+    check_streams([path for _, path in inputs])
 
     uniques = _Uniques(len(inputs))
     rows = [SampleReport(sample=name, file=path) for name, path in inputs]
     for k, row in enumerate(rows):
-        _ingest_sample(row, k, uniques, policy)
+        _ingest_sample(row, k, uniques, policy, sum(r.abundance for r in rows[:k]))
     total = _total_row(rows)
+    if total.records == 0:
+        files = [row.file for row in rows]
+        raise UserError(f"{files[0]}: empty file (no records)" if len(files) == 1 else
+                        f"every input is an empty file (no records): {', '.join(files)}")
     if total.kept == 0:
         raise UserError(
             f"no sequences left: all {total.records} records were dropped (ambiguous "
             f"{total.dropped_ambiguous}, too short {total.dropped_too_short}, "
             f"too long {total.dropped_too_long})"
         )
+
+    for row in rows:
+        if row.kept == 0:
+            log.warning("sample %s (%s): %s; it stays in the tables with no reads", row.sample,
+                        row.file, "empty file (no records)" if row.records == 0 else
+                        f"no reads left of {row.records} (see the report)")
 
     abundance = pd.DataFrame(uniques.counts, index=pd.Index(uniques.ids, name="id"), columns=names)
     abundance["total"] = abundance.sum(axis=1)

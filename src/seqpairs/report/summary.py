@@ -34,18 +34,18 @@ from ..cluster.otus import align_ids
 from ..errors import UserError
 from ..formats import tables
 from ..formats.atomic import atomic_open
-from ..formats.distances import read_edges
+from ..formats.distances import check_made_from, read_edges
 from ..formats.fasta import read_unique_fasta
+from ..pairs import tiling
 from .figures import plot_clusters, plot_distances, plot_funnel, plot_lengths, pyplot
 
 TIMES_COLUMNS = ["rule", "seconds", "edge_list"]
 
 
-def read_tsv(path, columns, text=()) -> pd.DataFrame:
-    """tables.read_tsv, reading only "NaN" as missing; columns in `text` stay strings
-    (ids such as "007" are not numbers)."""
-    return tables.read_tsv(path, columns, keep_default_na=False, na_values=["NaN"],
-                           dtype=dict.fromkeys(text, str))
+def read_tsv(path, columns) -> pd.DataFrame:
+    """tables.read_tsv, every field as written (ids such as "NA" or "007" stay ids);
+    `numbers` converts the numeric columns."""
+    return tables.read_tsv(path, columns, text=True)
 
 
 def numbers(table: pd.DataFrame, column: str, path, kind=int) -> np.ndarray:
@@ -61,7 +61,7 @@ def numbers(table: pd.DataFrame, column: str, path, kind=int) -> np.ndarray:
 
 def records(path) -> int:
     """Input records of all samples: the ingest report's `all` row."""
-    table = read_tsv(path, ["sample", "records"], text=["sample"])
+    table = read_tsv(path, ["sample", "records"])
     row = np.flatnonzero(table["sample"] == "all")
     if row.size != 1:
         raise UserError(f"{path}: no single row `all` (not a seqpairs ingest report?)")
@@ -71,7 +71,7 @@ def records(path) -> int:
 def significant(path) -> int:
     """Rows of seqpairs psse's table marked significant."""
     table = read_tsv(path, ["significant"])
-    flags = table["significant"].astype(str).map({"True": True, "False": False})
+    flags = table["significant"].map({"True": True, "False": False})
     bad = np.flatnonzero(flags.isna().to_numpy())
     if bad.size:
         raise UserError(f"{path}:{bad[0] + 2}: significant "
@@ -82,7 +82,7 @@ def significant(path) -> int:
 def cluster_sizes(membership_path, otu_table_path, ids: list[str], sizes: np.ndarray,
                   fasta) -> np.ndarray:
     """Reads per cluster (members' abundance), in decreasing order."""
-    membership = read_tsv(membership_path, ["id", "cluster"], text=["id"])
+    membership = read_tsv(membership_path, ["id", "cluster"])
     at = align_ids(ids, fasta, membership["id"].tolist(), membership_path)
     cluster = pd.Series(numbers(membership, "cluster", membership_path)[at])
     reads = pd.Series(sizes).groupby(cluster).sum()
@@ -139,7 +139,7 @@ class Inputs:
 
 def read_times(path) -> tuple[dict[str, float], float]:
     """Seconds of each rule, and of the rules that made the edge list, from a times table."""
-    table = read_tsv(path, TIMES_COLUMNS, text=["rule", "edge_list"])
+    table = read_tsv(path, TIMES_COLUMNS)
     seconds = numbers(table, "seconds", path, kind=float)
     flags = table["edge_list"].map({"True": True, "False": False})
     bad = np.flatnonzero(flags.isna().to_numpy())
@@ -153,22 +153,15 @@ def report(dataset: str, inputs: Inputs, backend: str, gpus: int, out) -> None:
     """Write the figures and summary.tsv of `dataset` into the folder `out`."""
     seqs = read_unique_fasta(inputs.unique)
     pairs_total = seqs.n * (seqs.n - 1) // 2
-    bins = read_tsv(inputs.bins, ["min", "max", "count"])
-    binned = numbers(bins, "count", inputs.bins).sum()
-    if binned != seqs.n:
-        raise UserError(f"{inputs.bins}: bins hold {binned} sequences, {inputs.unique} has "
-                        f"{seqs.n} (files of different runs?)")
-    spans = np.column_stack([numbers(bins, "min", inputs.bins),
-                             numbers(bins, "max", inputs.bins)])
-    tiles = read_tsv(inputs.tiles, ["pairs", "cells"])
-    tiled = numbers(tiles, "pairs", inputs.tiles).sum()
-    if tiled != pairs_total:
-        raise UserError(f"{inputs.tiles}: tiles hold {tiled} pairs, {seqs.n} sequences have "
-                        f"{pairs_total} (files of different runs?)")
-    cells = int(numbers(tiles, "cells", inputs.tiles).sum())
+    # bins and tiles that cover every pair of unique.fasta once (tiling's checks)
+    bins = tiling.check_bins(seqs.lengths, read_tsv(inputs.bins, tiling.BIN_COLUMNS),
+                             inputs.bins, inputs.unique)
+    spans = bins[["min", "max"]].to_numpy()
+    tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(inputs.tiles, tiling.TILE_COLUMNS),
+                               inputs.tiles, inputs.unique)
+    cells = int(tiles["cells"].sum())
     edges = read_edges(inputs.edges)
-    if edges.n != seqs.n or not np.array_equal(edges.ids, np.asarray(seqs.ids)):
-        raise UserError(f"{inputs.edges}: made from other sequences than {inputs.unique}")
+    check_made_from(edges, inputs.edges, seqs.ids, seqs.seqs, inputs.unique)
     kept = len(read_tsv(inputs.kept, ["query", "target"]))
     bars = funnel(pairs_total, len(edges), kept,
                   significant(inputs.psse) if inputs.psse else None)

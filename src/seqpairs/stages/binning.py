@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..formats.fasta import read_unique_fasta
 from ..formats.tables import write_tsv
 from ..pairs.tiling import BIN_WIDTH, TILE_COLUMNS, TILE_PAIRS, make_bins, make_tiles
+from .options import MAX_BIN_WIDTH, MAX_TILE_PAIRS, integer
 
 
 def run(args) -> None:
@@ -19,8 +20,9 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA)")
     p.add_argument("--bins", required=True, help="bin manifest TSV: bin, min, max, count")
     p.add_argument("--tiles", required=True, help="tiles TSV: " + ", ".join(TILE_COLUMNS))
-    p.add_argument("--bin-width", type=int, default=BIN_WIDTH,
-                   help=f"bin width in bp (default {BIN_WIDTH})")
-    p.add_argument("--tile-pairs", type=int, default=TILE_PAIRS,
-                   help=f"about this many pairs per tile (default {TILE_PAIRS})")
+    p.add_argument("--bin-width", type=integer(1, MAX_BIN_WIDTH), default=BIN_WIDTH,
+                   help=f"bin width in bp, 1 to {MAX_BIN_WIDTH} (default {BIN_WIDTH})")
+    p.add_argument("--tile-pairs", type=integer(1, MAX_TILE_PAIRS), default=TILE_PAIRS,
+                   help=f"about this many pairs per tile, at most {MAX_TILE_PAIRS:,} "
+                   f"(default {TILE_PAIRS})")
     p.set_defaults(func=run)

@@ -4,13 +4,13 @@ filter's kept pairs; then membership, OTU table and centroids."""
 from __future__ import annotations
 
 import logging
-import math
 
 from ..cluster import METHODS, Request
 from ..cluster import run as cluster
 from ..cluster.inputs import read_abundance
 from ..errors import UserError
 from ..formats.fasta import read_unique_fasta
+from .options import MIN_RESOLUTION, fraction, number
 
 log = logging.getLogger("seqpairs.cluster")
 
@@ -27,15 +27,8 @@ def check_options(args) -> None:
         if args.fasta is None and args.abundance is None:
             raise UserError(f"--linkage {args.linkage} needs --fasta or --abundance (the "
                             "sequences and their order)")
-        if not 0 <= args.identity <= 1:
-            raise UserError(f"--identity {args.identity}: must be a fraction between 0 and 1")
-    else:
-        if args.input is None:
-            raise UserError(f"--linkage {args.linkage} needs -i (distances)")
-        if not (math.isfinite(args.resolution) and args.resolution > 0):
-            raise UserError(f"--resolution {args.resolution}: must be > 0")
-        if not args.cutoff >= 0:
-            raise UserError(f"--cutoff {args.cutoff}: must be >= 0")
+    elif args.input is None:
+        raise UserError(f"--linkage {args.linkage} needs -i (distances)")
     if args.weighted and args.fasta is None and args.abundance is None:
         raise UserError("--weighted needs abundances: --abundance or --fasta with ;size=")
 
@@ -68,11 +61,12 @@ def register(subparsers) -> None:
                    help="complete (FCluster default), average (FCluster -a) or greedy (default: complete)")
     p.add_argument("--weighted", action="store_true",
                    help="average linkage weighted by abundance (FCluster -w)")
-    p.add_argument("--resolution", type=float, default=0.01,
-                   help="step between .list thresholds (FCluster -r, default: 0.01)")
-    p.add_argument("--cutoff", type=float, default=0.03,
+    p.add_argument("--resolution", type=number(MIN_RESOLUTION), default=0.01,
+                   help=f"step between .list thresholds, at least {MIN_RESOLUTION:g} (FCluster -r, "
+                   "default: 0.01)")
+    p.add_argument("--cutoff", type=number(0.0), default=0.03,
                    help="hierarchical: clusters from merges below this distance (default: 0.03)")
-    p.add_argument("--identity", type=float, default=0.97,
+    p.add_argument("--identity", type=fraction, default=0.97,
                    help="greedy: join a centroid at identity >= this fraction (default: 0.97)")
     p.add_argument("--pairs", metavar="TSV",
                    help="greedy: the filter's kept pairs (columns query, target, id)")

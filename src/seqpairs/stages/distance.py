@@ -3,44 +3,52 @@ other formats; `seqpairs merge`: the edge lists of shards as one.
 
 Outputs (formats/distances.py, formats/interop.py): the sparse edge list and mothur's
 column format from it; SeqDist's text format, the condensed matrix and a PHYLIP matrix.
-Dense outputs need N(N-1)/2 doubles in memory; the sparse ones need memory only for the
-pairs they keep. Under MPI every rank computes its share of the tiles and rank 0 writes.
+Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
+within --memory: beyond it they are sorted runs in a temporary folder beside the output
+(formats/runs.py), merged while the output is written. Under MPI every rank computes its
+share of the tiles into its own runs and sends them to rank 0 piece by piece; rank 0
+writes.
 """
 from __future__ import annotations
 
-import argparse
+import contextlib
 import math
+from pathlib import Path
 
 from .. import backends, parallel, scoring
 from ..errors import UserError
 from ..formats.distances import (
     Edges,
-    merge_edges,
-    pair_index,
-    read_edges,
+    sequence_digest,
     write_condensed,
-    write_edges,
+    write_edge_stream,
     write_seqdist_text,
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
+from ..formats.runs import RECORD, Spill, edge_columns, merge_edge_lists, pair_chunks
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
 from ..pairs.identity import IDDEFS
+from ..parallel.mpi import DEFAULT_TIMEOUT
+from .options import MAX_MEMORY, MAX_RANK_TIMEOUT, fraction, number, shard, threads
+
+MEMORY = 256  # MiB for the kept pairs, default of --memory
+MIB = 1 << 20
+memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
 
 def load_tiles(args, seqs):
-    """Bins and tiles from --bins/--tiles, or made here with the default binning."""
+    """Bins and tiles from --bins/--tiles (checked against the sequences), or made here
+    with the default binning."""
     if bool(args.bins) != bool(args.tiles):
         raise UserError("--bins and --tiles go together")
     if args.tiles:
-        bins = read_tsv(args.bins, tiling.BIN_COLUMNS)
-        tiles = read_tsv(args.tiles, tiling.TILE_COLUMNS)
-        if (int(bins["count"].sum()) != seqs.n
-                or int(tiles["pairs"].sum()) != seqs.n * (seqs.n - 1) // 2):
-            raise UserError(f"{args.tiles}: tiles do not cover the pairs of {args.input} "
-                            "(rerun `seqpairs binning` on it)")
+        bins = tiling.check_bins(seqs.lengths, read_tsv(args.bins, tiling.BIN_COLUMNS),
+                                 args.bins, args.input)
+        tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(args.tiles, tiling.TILE_COLUMNS),
+                                   args.tiles, args.input)
         return bins, tiles
     bins = tiling.make_bins(seqs.lengths, tiling.BIN_WIDTH)
     return bins, tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
@@ -61,50 +69,54 @@ def run(args) -> None:
     if args.seqdist is None and args.ids:
         raise UserError("--ids applies to the SeqDist text output")
     seqs = read_unique_fasta(args.input)
-    if seqs.n < 2:
-        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     bins, tiles = load_tiles(args, seqs)
+    # what the edge list is made from; its pairs come from the runs
+    about = Edges(seqs.n, seqs.ids, *[[]] * 7, max_distance=args.max_distance,
+                  candidate_identity=(math.nan if args.candidate_identity is None
+                                      else args.candidate_identity),
+                  iddef=args.iddef, sequences=sequence_digest(seqs.ids, seqs.seqs))
     if args.shard:  # this job's share of the tiles, split like MPI ranks
-        index, count = args.shard
-        tiles = tiles[parallel.assign(tiles["cells"], count) == index]
+        about.shard, about.shards = args.shard
+        about.tiling = tiling.tiling_digest(bins, tiles)
+        tiles = tiles[parallel.assign(tiles["cells"], about.shards) == about.shard]
     executor = parallel.current()
+    executor.set_timeout(args.rank_timeout)
     tiles = tiles.iloc[executor.share(tiles["cells"])]
-    edges, dense = compute(
-        seqs, bins, tiles, backend=backends.select(args.backend, executor.device),
-        scheme=scoring.get(args.scoring), threads=args.threads, max_distance=args.max_distance,
-        candidate_identity=args.candidate_identity, iddef=args.iddef, dense=dense)
-    columns = executor.gather(pair_index(edges.i, edges.j), edges.columns())
-    if dense is not None:
-        dense = executor.merge_dense(dense)
-    if not executor.root:
-        return
-    edges = Edges(seqs.n, edges.ids, *columns, max_distance=edges.max_distance,
-                  candidate_identity=edges.candidate_identity, iddef=edges.iddef)
-    if args.edges:
-        write_edges(args.edges, edges)
+    budget = int(args.memory * MIB)
+    sparse = args.edges or args.mothur
+    with (Spill(budget, Path(sparse).parent, Path(sparse).name) if sparse
+          else contextlib.nullcontext()) as spill:
+        try:  # a worker's own trouble (its disk full) must end every worker
+            _, dense = compute(
+                seqs, bins, tiles, backend=backends.select(args.backend, executor.device),
+                scheme=scoring.get(args.scoring), threads=args.threads,
+                max_distance=args.max_distance, candidate_identity=args.candidate_identity,
+                iddef=args.iddef, dense=dense, kept=spill.add if spill else None)
+            if spill:  # pieces of at most a quarter of the budget at once on the root
+                piece = max(budget // (4 * executor.size * RECORD), 1)
+                executor.stream(spill.pieces(piece), spill.add_records)
+            if dense is not None:
+                dense = executor.merge_dense(dense)
+            runs = spill.finish() if spill and executor.root else None
+        except UserError as error:
+            executor.fail(error)
+        if not executor.root:
+            return
+        if args.edges:
+            write_edge_stream(args.edges, about, spill.count, edge_columns(runs, budget))
+        if args.mothur:
+            write_mothur_column(args.mothur, seqs.ids, pair_chunks(runs, budget),
+                                args.max_distance)
     if args.seqdist:
         write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
     if args.condensed:
         write_condensed(args.condensed, seqs.n, dense)
-    if args.mothur:
-        write_mothur_column(args.mothur, edges)
     if args.phylip:
         write_phylip(args.phylip, dense, seqs.ids)
 
 
-def shard(text: str) -> tuple[int, int]:
-    """'K/N' -> (K, N) with 0 <= K < N."""
-    try:
-        index, count = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not K/N") from None
-    if not 0 <= index < count:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N")
-    return index, count
-
-
 def run_merge(args) -> None:
-    write_edges(args.edges, merge_edges([read_edges(path) for path in args.input]))
+    merge_edge_lists(args.input, args.edges, int(args.memory * MIB))
 
 
 def register(sub) -> None:
@@ -115,7 +127,8 @@ def register(sub) -> None:
     p.add_argument("--scoring", choices=scoring.names("distance"), default="seqdist",
                    help="scoring scheme (default seqdist)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=threads, default=None,
+                   help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", help="output file, in --format")
     p.add_argument("--format", choices=("seqdist", "edges", "condensed", "mothur", "phylip"),
                    default="edges",
@@ -127,17 +140,27 @@ def register(sub) -> None:
     p.add_argument("--mothur", help="mothur column distances (.dist) of the pairs within "
                    "--max-distance")
     p.add_argument("--phylip", help="PHYLIP lower-triangular matrix (small N)")
-    p.add_argument("--max-distance", type=float, default=math.inf,
+    p.add_argument("--max-distance", type=number(0.0, infinite=True), default=math.inf,
                    help="edge list keeps pairs with distance <= this (default: all)")
-    p.add_argument("--candidate-identity", type=float, default=None,
+    p.add_argument("--candidate-identity", type=fraction, default=None,
                    help="edge list also keeps pairs whose identity bound reaches this")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="identity definition of --candidate-identity (vsearch's, default 2)")
     p.add_argument("--shard", type=shard, metavar="K/N",
                    help="compute only shard K (0-based) of N of the tiles (edge list only)")
+    p.add_argument("--memory", type=memory, default=MEMORY, metavar="MIB",
+                   help=f"memory for the kept pairs, in MiB; beyond it they are sorted runs "
+                   f"in a temporary folder beside the output (default {MEMORY})")
+    p.add_argument("--rank-timeout", type=number(0.001, MAX_RANK_TIMEOUT),
+                   default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="under MPI: a rank silent this long (stopped, node hung) ends the job "
+                   f"with an error (default {DEFAULT_TIMEOUT:g})")
     p.set_defaults(func=run)
 
     m = sub.add_parser("merge", help="join the edge lists of distance shards into one")
     m.add_argument("-i", "--input", nargs="+", required=True, help="shard edge lists (.npz)")
     m.add_argument("--edges", required=True, help="merged edge list (.npz)")
+    m.add_argument("--memory", type=memory, default=MEMORY, metavar="MIB",
+                   help=f"memory for the pairs, in MiB; the shards are sorted runs, merged "
+                   f"in a temporary folder beside the output (default {MEMORY})")
     m.set_defaults(func=run_merge)

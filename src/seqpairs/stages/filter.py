@@ -12,6 +12,7 @@ from ..formats.tables import write_tsv
 from ..pairs.distance import candidate_edges
 from ..pairs.filter import check_edges, filter_affine, filter_edges
 from ..pairs.identity import IDDEFS
+from .options import fraction, threads
 
 
 def seqdist_table(args, seqs, scheme, cpu):
@@ -44,14 +45,10 @@ FAMILIES = {"seqdist": (lambda args: None, seqdist_table), "affine": (check_affi
 
 
 def run(args) -> None:
-    if not 0.0 <= args.identity <= 1.0:
-        raise UserError(f"--identity must be between 0 and 1, not {args.identity}")
     scheme = scoring.get(args.scoring)
     check, table = FAMILIES[scheme.family]
     check(args)
     seqs = read_unique_fasta(args.input)
-    if seqs.n < 2:
-        raise UserError(f"{args.input}: need at least 2 sequences, found {seqs.n}")
     write_tsv(args.output, table(args, seqs, scheme, backends.select("cpu")))
 
 
@@ -60,7 +57,7 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
     p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
                    "here); it must hold every pair whose bound reaches --identity")
-    p.add_argument("--identity", type=float, required=True,
+    p.add_argument("--identity", type=fraction, required=True,
                    help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="vsearch's identity definition (default 2)")
@@ -71,6 +68,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
                    help="backend of the candidate step without --distances (default auto; "
                    "--scoring vsearch runs on the CPU)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=threads, default=None,
+                   help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")
     p.set_defaults(func=run)

@@ -17,6 +17,7 @@ from ..formats.tables import read_tsv
 from ..report import psse_figures
 from ..scoring import LocalScheme
 from ..stats.psse import COLUMNS, score_and_fit, significance
+from .options import MAX_SEED, MAX_SHUFFLES, fraction, integer, threads
 
 log = logging.getLogger("seqpairs.psse")
 # The registered schemes whose scores are the defaults, by alphabet.
@@ -46,7 +47,7 @@ def make_scheme(args) -> LocalScheme:
 
 def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
     """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
-    table = read_tsv(path, ("query", "target"), dtype=str, keep_default_na=False)
+    table = read_tsv(path, ("query", "target"), text=True)
     pairs = table[["query", "target"]].copy()
     for column in ("query", "target"):
         index = pairs[column].map(ids)
@@ -60,12 +61,6 @@ def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
 
 
 def run(args) -> None:
-    if args.shuffles < 2:
-        raise UserError(f"--shuffles must be at least 2, not {args.shuffles}")
-    if not 0 <= args.seed < 2**64:
-        raise UserError(f"--seed must be between 0 and 2**64 - 1, not {args.seed}")
-    if not 0.0 <= args.alpha <= 1.0:
-        raise UserError(f"--alpha must be between 0 and 1, not {args.alpha}")
     if args.plots:  # before the work, not after
         psse_figures.pyplot()
     scheme = make_scheme(args)
@@ -117,12 +112,14 @@ def register(sub) -> None:
     p.add_argument("--gap-open", type=int, help="a gap of length k costs gap-open + k gap-extend "
                    "(default: dna 5, protein 11)")
     p.add_argument("--gap-extend", type=int, help="(default: dna 2, protein 1)")
-    p.add_argument("--shuffles", type=int, default=1000,
-                   help="shuffled targets per pair (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (default 0)")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--shuffles", type=integer(2, MAX_SHUFFLES), default=1000,
+                   help=f"shuffled targets per pair, 2 to {MAX_SHUFFLES:,} (default 1000)")
+    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0,
+                   help="seed of the shuffles, 0 to 2**64 - 1 (default 0)")
+    p.add_argument("--alpha", type=fraction, default=0.05,
                    help="`significant` is pvalue <= alpha (default 0.05)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=threads, default=None,
+                   help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("--plots", help="folder for the score histograms and the QQ plot (PNG)")
     p.set_defaults(func=run)

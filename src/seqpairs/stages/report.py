@@ -2,13 +2,11 @@
 (report/summary.py); the workflow's times.tsv adds the time of every rule."""
 from __future__ import annotations
 
-from ..errors import UserError
 from ..report.summary import Inputs, report
+from .options import non_negative_int
 
 
 def run(args) -> None:
-    if args.gpus < 0:
-        raise UserError(f"--gpus must be 0 or more, not {args.gpus}")
     inputs = Inputs(args.ingest_report, args.unique, args.bins, args.tiles, args.edges,
                     args.kept, args.membership, args.psse, args.otu_table, args.times)
     report(args.dataset, inputs, args.distance_backend, args.gpus, args.output)
@@ -34,6 +32,7 @@ def register(sub) -> None:
                    "files: adds the distance time, GCUPS and time per rule to the summary")
     p.add_argument("--distance-backend", required=True,
                    help="the distance stage's backend, as shown in the summary")
-    p.add_argument("--gpus", type=int, required=True, help="GPUs, as shown in the summary")
+    p.add_argument("--gpus", type=non_negative_int, required=True,
+                   help="GPUs, as shown in the summary")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
     p.set_defaults(func=run)

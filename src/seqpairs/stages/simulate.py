@@ -2,6 +2,15 @@
 from __future__ import annotations
 
 from ..reads.simulate import LENGTH_SPREAD, Params, make_community, write_community
+from .options import (
+    MAX_READS,
+    MAX_REFERENCE_LENGTH,
+    MAX_REFERENCES,
+    MAX_SAMPLES,
+    fraction,
+    integer,
+    non_negative_int,
+)
 
 
 def run(args) -> None:
@@ -29,23 +38,27 @@ def register(subparsers) -> None:
     )
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for references.fasta, sampleN.fastq.gz and truth.tsv")
-    p.add_argument("--references", type=int, default=d.references, metavar="K",
-                   help=f"number of reference sequences (default: {d.references})")
-    p.add_argument("--length", type=int, default=d.length, metavar="L",
+    p.add_argument("--references", type=integer(1, MAX_REFERENCES), default=d.references,
+                   metavar="K",
+                   help=f"number of reference sequences, at most {MAX_REFERENCES:,} "
+                   f"(default: {d.references})")
+    p.add_argument("--length", type=integer(20, MAX_REFERENCE_LENGTH), default=d.length,
+                   metavar="L",
                    help=f"reference length; founder lengths vary by up to {LENGTH_SPREAD:.0%}% "
-                   f"either way (default: {d.length})")
-    p.add_argument("--samples", type=int, default=d.samples, metavar="S",
-                   help=f"number of samples (default: {d.samples})")
-    p.add_argument("--reads", type=int, default=d.reads, metavar="R",
-                   help=f"reads per sample (default: {d.reads})")
-    p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default: {d.seed})")
-    p.add_argument("--substitution-rate", type=float, default=d.substitution_rate, metavar="P",
+                   f"either way; at most {MAX_REFERENCE_LENGTH} (default: {d.length})")
+    p.add_argument("--samples", type=integer(1, MAX_SAMPLES), default=d.samples, metavar="S",
+                   help=f"number of samples, at most {MAX_SAMPLES:,} (default: {d.samples})")
+    p.add_argument("--reads", type=integer(1, MAX_READS), default=d.reads, metavar="R",
+                   help=f"reads per sample, at most {MAX_READS:,} (default: {d.reads})")
+    p.add_argument("--seed", type=non_negative_int, default=d.seed,
+                   help=f"random seed (default: {d.seed})")
+    p.add_argument("--substitution-rate", type=fraction, default=d.substitution_rate, metavar="P",
                    help=f"substitutions per base (default: {d.substitution_rate})")
-    p.add_argument("--indel-rate", type=float, default=d.indel_rate, metavar="P",
+    p.add_argument("--indel-rate", type=fraction, default=d.indel_rate, metavar="P",
                    help=f"single-base insertions or deletions per base (default: {d.indel_rate})")
-    p.add_argument("--homopolymer-rate", type=float, default=d.homopolymer_rate, metavar="P",
+    p.add_argument("--homopolymer-rate", type=fraction, default=d.homopolymer_rate, metavar="P",
                    help=f"length errors per homopolymer run of 2+ bases (default: {d.homopolymer_rate})")
-    p.add_argument("--divergence", type=float, default=d.divergence, metavar="D",
+    p.add_argument("--divergence", type=fraction, default=d.divergence, metavar="D",
                    help=f"fraction of bases substituted in a reference copied from another "
                    f"(default: {d.divergence})")
     p.set_defaults(func=run)

@@ -1,0 +1,378 @@
+"""Kept pairs in bounded memory: sorted runs on disk, merged at the end as sort(1) does.
+
+A Spill takes the distance stage's kept pairs batch by batch (any order) into a buffer of
+at most `budget` bytes. When the buffer is full it is sorted by pair index (the key
+i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file in a temporary
+folder holding the columns one after another. At the end `merged` reads every run in
+windows and yields the pairs in key order, chunk by chunk; when the runs are too many for
+windows of MIN_WINDOW records within the budget, they are first merged in groups into
+longer runs (one more pass over the data each time). Pairs that fit the budget stay in
+memory and no file is written. Keys are unique (a pair is computed once), so the order
+is total and the output does not depend on how the pairs were cut into runs.
+
+The shards of an edge list are sorted runs already: merge_edge_lists copies each into a
+run file (checking it as it reads) and merges them the same way.
+"""
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from .atomic import RUNS_SUFFIX, remove_stale, temporary_name
+from .distances import (
+    check_pairs,
+    edge_list_about,
+    edge_list_column,
+    merged_about,
+    pair_from_index,
+    pair_index,
+    write_edge_stream,
+)
+
+# A run's columns, in file order.
+COLUMNS = {"key": np.dtype(np.int64), "cost": np.dtype(np.float64),
+           "length": np.dtype(np.int32), "matches": np.dtype(np.int32),
+           "aligned": np.dtype(np.int32), "leading": np.dtype(np.int32)}
+RECORD = sum(dtype.itemsize for dtype in COLUMNS.values())  # bytes of one pair
+# Bytes a buffered pair needs while its run is sorted: itself, its sort index and one
+# column's reordered copy.
+SORT_BYTES = RECORD + 16
+MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
+STEP = 1 << 20  # pairs converted to the edge list's columns at a time
+
+
+@dataclass
+class MemoryRun:
+    """A sorted run held in memory (the pairs of a run that fits the budget)."""
+
+    columns: dict[str, np.ndarray]
+
+    @property
+    def count(self) -> int:
+        return len(self.columns["key"])
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        return self.columns[name][start:stop]
+
+
+@dataclass
+class FileRun:
+    """A sorted run on disk: its columns one after another, `count` values each."""
+
+    path: Path
+    count: int
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        offset = 0
+        for column, dtype in COLUMNS.items():
+            if column == name:
+                break
+            offset += self.count * dtype.itemsize
+        dtype = COLUMNS[name]
+        return np.fromfile(self.path, dtype, count=stop - start,
+                           offset=offset + start * dtype.itemsize)
+
+
+def write_run(path: Path, count: int, chunks) -> FileRun:
+    """A FileRun of `count` records from chunks (dicts of every column, in key order)."""
+    starts, offset = {}, 0
+    for name, dtype in COLUMNS.items():
+        starts[name] = offset
+        offset += count * dtype.itemsize
+    written = 0
+    with open(path, "wb") as fh:
+        for chunk in chunks:
+            size = len(chunk["key"])
+            for name, dtype in COLUMNS.items():
+                fh.seek(starts[name] + written * dtype.itemsize)
+                # file.write, unlike ndarray.tofile, keeps the errno of a full disk
+                fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype=dtype)).cast("B"))
+            written += size
+    if written != count:
+        raise RuntimeError(f"{path}: {written} records written, {count} expected")
+    return FileRun(path, count)
+
+
+class Cursor:
+    """Reads one run window by window for `merged`."""
+
+    def __init__(self, run, names, window: int):
+        self.run, self.names, self.window = run, names, window
+        self.loaded = 0  # records read from the run so far
+        self._load()
+
+    def _load(self) -> None:
+        stop = min(self.loaded + self.window, self.run.count)
+        self.values = {name: self.run.read(name, self.loaded, stop) for name in self.names}
+        self.loaded, self.position = stop, 0
+
+    @property
+    def done(self) -> bool:
+        return self.position == len(self.values["key"])
+
+    @property
+    def last_key(self) -> int:
+        return int(self.values["key"][-1])
+
+    def take(self, frontier: int) -> dict[str, np.ndarray]:
+        """The window's next records with key <= frontier (refilling the window when they
+        were its last)."""
+        keys = self.values["key"]
+        end = self.position + int(np.searchsorted(keys[self.position:], frontier, "right"))
+        part = {name: values[self.position:end] for name, values in self.values.items()}
+        self.position = end
+        if self.done and self.loaded < self.run.count:
+            self._load()
+        return part
+
+
+def window_for(runs: list, names, budget: int) -> int:
+    """Records per run and window so that a merge of `runs` stays within `budget` bytes:
+    every window, their concatenation, its sort index and the reordered chunk."""
+    width = sum(COLUMNS[name].itemsize for name in names)
+    return budget // (max(len(runs), 1) * (3 * width + 8))
+
+
+def merged(runs: list, names, budget: int):
+    """The records of `runs` in key order, as chunks: dicts of "key" and `names`."""
+    names = ["key", *(name for name in names if name != "key")]
+    window = max(window_for(runs, names, budget), MIN_WINDOW)
+    cursors = [Cursor(run, names, window) for run in runs if run.count]
+    while cursors:
+        frontier = min(cursor.last_key for cursor in cursors)
+        parts = [cursor.take(frontier) for cursor in cursors]
+        parts = [part for part in parts if len(part["key"])]
+        if len(parts) == 1:
+            yield parts[0]
+        else:
+            keys = np.concatenate([part["key"] for part in parts])
+            order = np.argsort(keys, kind="stable")  # runs' sorted stretches: timsort merges them
+            yield {name: np.concatenate([part[name] for part in parts])[order]
+                   for name in names}
+        cursors = [cursor for cursor in cursors if not cursor.done]
+
+
+class Scratch:
+    """Run files in a temporary folder made on first need in `folder`, hidden and named
+    after the output `name` like its temporary file (`.NAME.HOST.PIDNS.PID.RANDOM.runs`,
+    formats/atomic.py); close() removes it, and the next run of the same output removes
+    those of processes that are gone (killed). A folder or run that cannot be written
+    (full disk, no permission) is a UserError naming the folder."""
+
+    def __init__(self, folder, name: str):
+        self.folder, self.name = Path(folder), name
+        with contextlib.suppress(OSError):  # no folder yet: nothing stale; else a write says
+            remove_stale(self.folder / name, RUNS_SUFFIX)
+        self._temporary: Path | None = None
+        self._files = 0  # run files made so far (their names)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
+
+    def path(self) -> Path:
+        """A new run file's path."""
+        try:
+            if self._temporary is None:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                temporary = temporary_name(self.folder / self.name, RUNS_SUFFIX)
+                temporary.mkdir(mode=0o700)
+                self._temporary = temporary
+        except OSError as exc:
+            raise self.error(exc) from None
+        self._files += 1
+        return self._temporary / f"{self._files}.run"
+
+    def error(self, exc: OSError) -> UserError:
+        return UserError(f"{self.folder}: cannot write the sorted runs of {self.name} "
+                         f"({exc.strerror or exc})")
+
+    def write_run(self, count: int, chunks) -> FileRun:
+        """write_run into a new file here."""
+        path = self.path()
+        try:
+            return write_run(path, count, chunks)
+        except OSError as exc:
+            raise self.error(exc) from None
+
+
+def fewer_runs(runs: list, budget: int, scratch: Scratch) -> list:
+    """No more runs than a merge can read in windows of MIN_WINDOW records within the
+    budget: merge passes of groups of runs into one each, as long as needed."""
+    fan_in = max(2, budget // (MIN_WINDOW * (3 * RECORD + 8)))
+    while len(runs) > fan_in:
+        groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
+        runs = []
+        for group in groups:
+            runs.append(scratch.write_run(sum(run.count for run in group),
+                                          merged(group, COLUMNS, budget)))
+            for run in group:
+                run.path.unlink()
+    return runs
+
+
+class Spill:
+    """Kept pairs within a memory budget (bytes), spilled as sorted runs into a Scratch
+    folder in `folder` (named after the output `name`), removed by close()."""
+
+    def __init__(self, budget: int, folder, name: str):
+        self.budget = budget
+        self.capacity = max(budget // SORT_BYTES, MIN_WINDOW)
+        self.scratch = Scratch(folder, name)
+        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
+        self.filled = 0
+        self.runs: list = []
+        self.count = 0  # pairs taken
+        self.finished: list | None = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.scratch.close()
+
+    def add(self, i, j, cost, length, matches, aligned, leading) -> None:
+        """One batch of kept pairs (PAIR_COLUMNS), any order."""
+        self.add_records({"key": pair_index(i, j), "cost": cost, "length": length,
+                          "matches": matches, "aligned": aligned, "leading": leading})
+
+    def add_records(self, records: dict[str, np.ndarray]) -> None:
+        """Records given as run columns (COLUMNS), any order."""
+        total, done = len(records["key"]), 0
+        while done < total:
+            take = min(total - done, self.capacity - self.filled)
+            for name in COLUMNS:
+                self.buffer[name][self.filled:self.filled + take] = records[name][done:done + take]
+            self.filled += take
+            done += take
+            if self.filled == self.capacity:
+                self._write_run()
+        self.count += total
+
+    def _sorted_buffer(self) -> dict[str, np.ndarray]:
+        """The buffer's records in key order (the buffer is given up)."""
+        order = np.argsort(self.buffer["key"][:self.filled])
+        columns = {}
+        for name in COLUMNS:  # one reordered copy at a time
+            columns[name] = self.buffer[name][:self.filled][order]
+            self.buffer[name] = None
+        self.buffer = None
+        self.filled = 0
+        return columns
+
+    def _write_run(self) -> None:
+        if not self.filled:
+            return
+        columns = self._sorted_buffer()
+        self.runs.append(self.scratch.write_run(len(columns["key"]), [columns]))
+        del columns
+        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
+
+    def finish(self) -> list:
+        """The sorted runs of every pair taken (one in memory when they fit the budget),
+        no more than a merge can read in windows of MIN_WINDOW records within the budget."""
+        if self.finished is not None:
+            return self.finished
+        if not self.runs:
+            self.finished = [MemoryRun(self._sorted_buffer())]
+            return self.finished
+        self._write_run()
+        self.buffer = None
+        self.finished = fewer_runs(self.runs, self.budget, self.scratch)
+        return self.finished
+
+    def pieces(self, records: int):
+        """This spill's records, run by run, in pieces of at most `records` (for sending)."""
+        for run in self.finish():
+            for start in range(0, run.count, records):
+                stop = min(start + records, run.count)
+                yield {name: run.read(name, start, stop) for name in COLUMNS}
+
+
+def pieces(runs: list, names, budget: int):
+    """merged(runs, names, budget) in pieces of at most STEP pairs (so that what is made
+    from a piece stays small)."""
+    for chunk in merged(runs, names, budget):
+        for start in range(0, len(chunk["key"]), STEP):
+            yield {name: values[start:start + STEP] for name, values in chunk.items()}
+
+
+def edge_columns(runs: list, budget: int):
+    """chunks(name) of the runs' pairs in (i, j) order for each edge list column
+    (formats.distances.write_edge_stream)."""
+    needs = {"i": [], "j": [], "distance": ["cost", "length"]}
+
+    def chunks(name):
+        for piece in pieces(runs, needs.get(name, [name]), budget):
+            if name in ("i", "j"):
+                yield pair_from_index(piece["key"])[name == "j"]
+            elif name == "distance":
+                yield piece["cost"] / piece["length"]
+            else:
+                yield piece[name]
+
+    return chunks
+
+
+def pair_chunks(runs: list, budget: int):
+    """(i, j, distance) of the runs' pairs in (i, j) order, chunk by chunk
+    (formats.interop.write_mothur_column)."""
+    for piece in pieces(runs, ["cost", "length"], budget):
+        yield (*pair_from_index(piece["key"]), piece["cost"] / piece["length"])
+
+
+def edge_list_run(path, count: int, n: int, scratch: Scratch) -> FileRun:
+    """An edge list's pairs (sorted by (i, j): a sorted run already) copied into a run
+    file column by column, checked as they are read (formats.distances.edge_list_column)."""
+    run = scratch.path()
+    try:
+        with open(run, "wb") as fh:
+            for name in COLUMNS:
+                if name == "key":
+                    last = -1
+                    for k, (i, j) in enumerate(zip(edge_list_column(path, "i", STEP),
+                                                   edge_list_column(path, "j", STEP))):
+                        last = check_pairs(path, i, j, n, k * STEP, last)
+                        fh.write(memoryview(pair_index(i, j)).cast("B"))
+                else:
+                    for values in edge_list_column(path, name, STEP):
+                        fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+    except OSError as exc:
+        raise scratch.error(exc) from None
+    return FileRun(run, count)
+
+
+def merge_edge_lists(paths: list, out, budget: int) -> int:
+    """`seqpairs merge`: the edge list of the shards 0..K-1 of one run at `paths`, written
+    to `out` within `budget` bytes: each shard is a sorted run, copied and checked, and
+    the runs are merged as the edge list is written. Returns the number of pairs."""
+    parts = [edge_list_about(path) for path in paths]
+    about = merged_about([part for part, _ in parts], [str(path) for path in paths])
+    with Scratch(Path(out).parent, Path(out).name) as scratch:
+        runs = [edge_list_run(path, count, about.n, scratch)
+                for path, (_, count) in zip(paths, parts)]
+        runs = fewer_runs(runs, budget, scratch)
+        last = -1
+        for chunk in merged(runs, [], budget):
+            keys = chunk["key"]
+            if keys[0] <= last or (np.diff(keys) <= 0).any():
+                raise UserError("the edge lists to merge overlap (a pair in two shards)")
+            last = int(keys[-1])
+        count = sum(count for _, count in parts)
+        write_edge_stream(out, about, count, edge_columns(runs, budget))
+    return count

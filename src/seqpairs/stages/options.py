@@ -1,0 +1,112 @@
+"""The argparse types of the stages' numeric options: every number is checked where it
+enters, with one error line (cli.main prints argparse's errors as `seqpairs: error:
+argument --OPTION: ...`). NaN is never a number here, and infinity only where an option
+says so. The bounds that size work or output are in limits.py.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from ..errors import UserError
+from ..limits import (  # noqa: F401 (the bounds, for the stages' register())
+    MAX_BIN_WIDTH,
+    MAX_LIST_LINES,
+    MAX_MEMORY,
+    MAX_RANK_TIMEOUT,
+    MAX_READS,
+    MAX_REFERENCE_LENGTH,
+    MAX_REFERENCES,
+    MAX_SAMPLES,
+    MAX_SEED,
+    MAX_SHARDS,
+    MAX_SHUFFLES,
+    MAX_TILE_PAIRS,
+    MIN_RESOLUTION,
+)
+
+
+def integer(lo: int, hi: int | None = None):
+    """An argparse type: a whole number from lo to hi (no upper bound when hi is None)."""
+    span = f">= {lo}" if hi is None else f"from {lo} to {hi}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number {span}, not {text!r}") \
+                from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be a whole number {span}, not {text!r}")
+        return value
+
+    return parse
+
+
+positive_int = integer(1)
+non_negative_int = integer(0)
+
+
+def number(lo: float, hi: float = math.inf, infinite: bool = False):
+    """An argparse type: a number from lo to hi (hi = inf: no upper bound). Infinity only
+    when `infinite` (an option whose "no limit" is inf); NaN never."""
+    span = (f">= {lo:g}" if hi == math.inf else f"from {lo:g} to {hi:g}") + \
+        (" or inf" if infinite else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number {span}, not {text!r}") \
+                from None
+        if math.isnan(value) or (math.isinf(value) and not infinite) \
+                or not lo <= value <= (math.inf if infinite else hi):
+            raise argparse.ArgumentTypeError(f"must be a number {span}, not {text!r}")
+        return value
+
+    return parse
+
+
+fraction = number(0.0, 1.0)
+
+
+def threads(text: str) -> int:
+    """CPU threads: a whole number >= 1, lowered to the threads the runtime has (Numba's
+    pool, NUMBA_NUM_THREADS: by default the CPUs this process may use), so that Snakemake's
+    `--cores` above the machine's CPUs runs."""
+    return min(positive_int(text), runtime_threads())
+
+
+def runtime_threads() -> int:
+    """Numba's thread pool size (check_environment has checked NUMBA_NUM_THREADS)."""
+    import numba
+
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def check_environment() -> None:
+    """The numbers of the environment that seqpairs' libraries read (a UserError each):
+    checked before the options, as Numba reads NUMBA_NUM_THREADS when imported."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None:
+        return
+    try:
+        valid = int(text) >= 1
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UserError(f"NUMBA_NUM_THREADS={text!r}: must be a whole number >= 1 (Numba's "
+                        "threads), or unset")
+
+
+def shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N) with 0 <= K < N <= MAX_SHARDS."""
+    try:
+        index, count = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N") from None
+    if not 0 <= index < count <= MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N <= {MAX_SHARDS}")
+    return index, count
+

@@ -1,0 +1,508 @@
+"""Intermediates a later stage reads: what they were made from is checked, damage is one
+line, and the edge list is written in bounded memory with np.savez's bytes.
+
+- bins.tsv and tiles.tsv must cover every pair of their unique.fasta exactly once;
+- an edge list carries the digest of its sequences (and a shard its index and count);
+  the filter, the cluster, the report and the mothur export refuse one made from other
+  sequences, `seqpairs merge` anything but shards 0..K-1 of one K;
+- a damaged file (flipped byte, truncation, a cell that is no number) is one error line;
+- kept pairs beyond --memory are sorted runs on disk, merged into the same bytes.
+"""
+from __future__ import annotations
+
+import io
+import runpy
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqpairs.errors import UserError
+from seqpairs.formats import runs
+from seqpairs.formats.distances import (
+    Edges,
+    pair_index,
+    read_edges,
+    seqdist_to_condensed,
+    sequence_digest,
+    write_condensed,
+    write_edges,
+    write_npz,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_fasta(path, seqs, ids=None):
+    ids = ids or [f"s{k}" for k in range(len(seqs))]
+    path.write_text("".join(f">{name}\n{seq}\n" for name, seq in zip(ids, seqs)))
+    return path
+
+
+def family(n, length, seed, rate=0.08):
+    """n mutated copies (substitutions) of one random sequence, some a base shorter."""
+    rng = np.random.default_rng(seed)
+    base = rng.choice(list("ACGT"), length)
+    seqs = []
+    for k in range(n):
+        s = base.copy()
+        hit = rng.random(length) < rate
+        s[hit] = rng.choice(list("ACGT"), hit.sum())
+        seqs.append("".join(s[: length - k % 3]))
+    return seqs
+
+
+def one_line(err: str, *parts: str) -> None:
+    assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for part in parts:
+        assert part in err, err
+
+
+# ---------------------------------------------------------------- np.savez's bytes
+
+
+def test_npz_written_in_chunks_is_np_savez(tmp_path):
+    rng = np.random.default_rng(3)
+    arrays = {"n": np.int64(7), "ids": np.array(["a", "bcd", "é"]),
+              "i": rng.integers(0, 2**40, 1001), "cost": rng.random(1001),
+              "length": rng.integers(0, 99, 1001).astype(np.int32),
+              "empty": np.zeros(0, np.float64), "name": np.asarray("x" * 64)}
+    reference = io.BytesIO()
+    np.savez(reference, **arrays)
+    for cuts in ([], [1], [3, 500, 999]):
+        members = []
+        for name, value in arrays.items():
+            value = np.asarray(value)
+            chunks = np.split(value, [c for c in cuts if c < value.size]) if value.ndim else [value]
+            members.append((name, value.dtype, value.shape, chunks))
+        out = io.BytesIO()
+        write_npz(out, members)
+        assert out.getvalue() == reference.getvalue(), cuts
+
+
+def test_edge_list_is_np_savez_of_its_arrays(tmp_path):
+    rng = np.random.default_rng(4)
+    k = np.sort(rng.choice(45, 20, replace=False))
+    i = ((1 + np.sqrt(1 + 8 * k)) / 2).astype(np.int64)
+    i = np.where(i * (i - 1) // 2 > k, i - 1, i)
+    j = k - i * (i - 1) // 2
+    counts = [rng.integers(1, 90, 20).astype(np.int32) for _ in range(4)]
+    cost = rng.random(20) * 9
+    shuffled = rng.permutation(20)
+    edges = Edges(10, np.array([f"id{x}" for x in range(10)]), i[shuffled], j[shuffled],
+                  cost[shuffled], *[c[shuffled] for c in counts], max_distance=0.5,
+                  candidate_identity=0.9, iddef=1, sequences="ab" * 32, shard=1, shards=3,
+                  tiling="cd" * 32)
+    write_edges(tmp_path / "e.npz", edges)
+    reference = io.BytesIO()
+    np.savez(reference, n=np.int64(10), ids=edges.ids, i=i, j=j, cost=cost, length=counts[0],
+             matches=counts[1], aligned=counts[2], leading=counts[3], distance=cost / counts[0],
+             max_distance=np.float64(0.5), candidate_identity=np.float64(0.9),
+             iddef=np.int64(1), sequences=np.asarray("ab" * 32), shard=np.int64(1),
+             shards=np.int64(3), tiling=np.asarray("cd" * 32))
+    assert (tmp_path / "e.npz").read_bytes() == reference.getvalue()
+    back = read_edges(tmp_path / "e.npz")
+    assert (back.sequences, back.shard, back.shards, back.tiling) == ("ab" * 32, 1, 3, "cd" * 32)
+
+
+def test_condensed_written_in_pieces_is_np_save(tmp_path):
+    for n in (2, 3, 30):
+        d = np.random.default_rng(n).random(n * (n - 1) // 2)
+        write_condensed(tmp_path / "c.npy", n, d)
+        reference = io.BytesIO()
+        np.save(reference, seqdist_to_condensed(n, d))
+        assert (tmp_path / "c.npy").read_bytes() == reference.getvalue()
+
+
+# ---------------------------------------------------------------- sorted runs
+
+
+@pytest.mark.parametrize("budget, window", [(10**9, 1 << 14), (40_000, 64), (3_000, 16)])
+def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget, window):
+    """Any budget gives the pairs sorted by (i, j) with their columns: one run in memory,
+    runs on disk, or runs merged in passes first; the folder goes with the spill."""
+    monkeypatch.setattr(runs, "MIN_WINDOW", window)
+    rng = np.random.default_rng(budget)
+    n = 400
+    keys = rng.permutation(n * (n - 1) // 2)[:20_000]
+    i = ((1 + np.sqrt(1 + 8 * keys)) / 2).astype(np.int64)
+    i = np.where(i * (i - 1) // 2 > keys, i - 1, i)
+    j = keys - i * (i - 1) // 2
+    values = {"cost": rng.random(keys.size), **{name: rng.integers(0, 2**31, keys.size)
+                                                .astype(np.int32)
+                                                for name in ("length", "matches", "aligned",
+                                                             "leading")}}
+    (tmp_path / "out").mkdir()
+    with runs.Spill(budget, tmp_path / "out", "edges.npz") as spill:
+        for start in range(0, keys.size, 777):  # batches, as the distance stage hands them
+            part = slice(start, start + 777)
+            spill.add(i[part], j[part], *(v[part] for v in values.values()))
+        found = spill.finish()
+        assert spill.count == keys.size
+        if budget < 10**6:
+            assert all(isinstance(run, runs.FileRun) for run in found) and len(found) > 1
+            assert len(list((tmp_path / "out").iterdir())) == 1  # the runs' folder
+        chunks = list(runs.merged(found, list(values), budget))
+    assert list((tmp_path / "out").iterdir()) == []
+    order = np.argsort(keys)
+    got = {name: np.concatenate([c[name] for c in chunks]) for name in ["key", *values]}
+    assert np.array_equal(got["key"], pair_index(i, j)[order])
+    for name, column in values.items():
+        assert np.array_equal(got[name], column[order]), name
+
+
+def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):
+    """--memory 1 (runs on disk, several of them) gives the bytes of an edge list held in
+    memory, and the mothur export the same lines; no run is left behind."""
+    fasta = write_fasta(tmp_path / "in.fasta", family(300, 24, seed=5, rate=0.3))
+    outputs = {}
+    for memory in ("1", "512"):
+        out = tmp_path / memory
+        code, _, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--threads", 1,
+                           "--max-distance", "1000", "--edges", out / "e.npz", "--mothur",
+                           out / "m.dist", "--memory", memory)
+        assert code == 0, err
+        assert sorted(p.name for p in out.iterdir()) == ["e.npz", "m.dist"]
+        outputs[memory] = [(out / name).read_bytes() for name in ("e.npz", "m.dist")]
+    assert outputs["1"] == outputs["512"]
+    edges = read_edges(tmp_path / "1" / "e.npz")
+    assert len(edges) > 2 * (1 << 20) // runs.SORT_BYTES  # more pairs than one run holds
+    assert edges.sequences == sequence_digest([f"s{k}" for k in range(300)],
+                                              family(300, 24, seed=5, rate=0.3))
+
+
+# ---------------------------------------------------------------- bins and tiles
+
+
+@pytest.fixture
+def binned(tmp_path, cli):
+    """12 sequences of 3 lengths, bins of 1 bp and tiles of about 4 pairs."""
+    seqs = family(12, 30, seed=7)
+    fasta = write_fasta(tmp_path / "in.fasta", seqs)
+    bins, tiles = tmp_path / "bins.tsv", tmp_path / "tiles.tsv"
+    assert cli("bin", "-i", fasta, "--bins", bins, "--tiles", tiles, "--bin-width", 1,
+               "--tile-pairs", 4)[0] == 0
+    reference = tmp_path / "reference.npz"
+    assert cli("-q", "distance", "-i", fasta, "--bins", bins, "--tiles", tiles, "--backend",
+               "cpu", "--edges", reference)[0] == 0
+    return types.SimpleNamespace(fasta=fasta, bins=bins, tiles=tiles, reference=reference)
+
+
+def distance_with(cli, b, bins, tiles, out):
+    return cli("-q", "distance", "-i", b.fasta, "--bins", bins, "--tiles", tiles, "--backend",
+               "cpu", "--edges", out)
+
+
+def edit_table(path, out, change):
+    table = pd.read_csv(path, sep="\t")
+    change(table)
+    if "tile" in table:
+        table = table[table["tile"] != -1]
+    table.to_csv(out, sep="\t", index=False)
+    return out
+
+
+def repeat_row(t):
+    t.loc[len(t)] = t.iloc[3]  # as it stands, tile number 3 again
+
+
+def drop_last_row(t):
+    t.loc[len(t) - 1, "tile"] = -1  # marked, and dropped by edit_table
+
+
+def shorten_range(t):
+    t.loc[2, "a_end"] -= 1
+
+
+def more_cells(t):
+    t.loc[1, "cells"] += 1
+
+
+def text_cell(t):
+    t["pairs"] = t["pairs"].astype(object)
+    t.loc[0, "pairs"] = "x"
+
+
+def unknown_bin(t):
+    t.loc[0, "bin_a"] = 99
+
+
+def shift_bins(t):
+    t["min"] += 1
+    t["max"] += 1
+
+
+def one_more(t):
+    t.loc[0, "count"] += 1
+
+
+@pytest.mark.parametrize("which, change, message", [
+    ("tiles", repeat_row, "tile 3, expected"),
+    ("tiles", drop_last_row, "hold"),
+    ("tiles", shorten_range, ":4: "),
+    ("tiles", more_cells, ":3: pairs"),
+    ("tiles", text_cell, ":2: pairs 'x' is not an integer"),
+    ("tiles", unknown_bin, ":2: bins 99"),
+    ("bins", shift_bins, "sequences of those lengths"),
+    ("bins", one_more, "bins hold 13 sequences"),
+])
+def test_bad_tiling_is_one_line(tmp_path, cli, binned, which, change, message):
+    bad = edit_table(getattr(binned, which), tmp_path / f"bad-{which}.tsv", change)
+    files = {"bins": binned.bins, "tiles": binned.tiles, which: bad}
+    code, out, err = distance_with(cli, binned, files["bins"], files["tiles"], tmp_path / "e.npz")
+    assert (code, out) == (2, "")
+    one_line(err, f"seqpairs: error: {bad}", message)
+    assert not (tmp_path / "e.npz").exists()
+
+
+def test_duplicated_tiles_row_renumbered_is_refused(tmp_path, cli, binned):
+    """A tiles row twice, even renumbered so that the numbers run on, covers pairs twice."""
+    table = pd.read_csv(binned.tiles, sep="\t")
+    table = pd.concat([table, table.iloc[[2]]], ignore_index=True)
+    table["tile"] = range(len(table))
+    table.to_csv(tmp_path / "t.tsv", sep="\t", index=False)
+    code, _, err = distance_with(cli, binned, binned.bins, tmp_path / "t.tsv", tmp_path / "e.npz")
+    assert code == 2
+    one_line(err, "are in 2 tiles, not in one")
+
+
+def test_every_flipped_byte_of_tiles_is_refused_or_harmless(tmp_path, cli, binned):
+    """Each byte of tiles.tsv flipped in turn: one error line, or (a flip pandas reads as
+    the same numbers, such as a blank before a number) exactly the reference edge list."""
+    text = binned.tiles.read_bytes()
+    reference = binned.reference.read_bytes()
+    refused = 0
+    for k in range(len(text)):
+        damaged = bytearray(text)
+        damaged[k] ^= 0x04  # '0' <-> '4', '\t' <-> '\r', 't' <-> 'p', ...
+        (tmp_path / "t.tsv").write_bytes(bytes(damaged))
+        out = tmp_path / "e.npz"
+        code, _, err = distance_with(cli, binned, binned.bins, tmp_path / "t.tsv", out)
+        if code:
+            assert code == 2
+            one_line(err)
+            assert not out.exists()
+            refused += 1
+        else:
+            assert out.read_bytes() == reference, k
+            out.unlink()
+    assert refused > 0.9 * len(text)
+
+
+# ---------------------------------------------------------------- the edge list's origin
+
+
+@pytest.fixture
+def made(tmp_path, cli):
+    """An edge list of 20 related sequences, and the same ids with one sequence changed."""
+    seqs = family(20, 40, seed=9)
+    fasta = write_fasta(tmp_path / "in.fasta", seqs)
+    edges = tmp_path / "e.npz"
+    code, _, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--max-distance", "0.3",
+                       "--candidate-identity", "0.8", "--edges", edges)
+    assert code == 0, err
+    changed = list(seqs)
+    changed[5] = changed[5][:-1] + ("A" if changed[5][-1] != "A" else "C")
+    other = write_fasta(tmp_path / "changed.fasta", changed)
+    return types.SimpleNamespace(fasta=fasta, edges=edges, other=other, seqs=seqs)
+
+
+def test_filter_refuses_an_edge_list_of_changed_sequences(tmp_path, cli, made):
+    for fasta, code_wanted in ((made.fasta, 0), (made.other, 2)):
+        code, _, err = cli("-q", "filter", "-i", fasta, "--distances", made.edges, "--identity",
+                           "0.9", "-o", tmp_path / "kept.tsv")
+        assert code == code_wanted, err
+    one_line(err, f"{made.edges}: made from other sequences", "same ids, changed sequences")
+    assert (tmp_path / "kept.tsv").exists()  # the run on the right FASTA only
+
+
+def test_cluster_refuses_an_edge_list_of_changed_sequences(tmp_path, cli, made):
+    # the FASTA's records may come in another order: still the same sequences
+    ids = [f"s{k}" for k in range(20)]
+    reordered = write_fasta(tmp_path / "reordered.fasta", made.seqs[::-1], ids[::-1])
+    for fasta, code_wanted in ((reordered, 0), (made.other, 2)):
+        code, _, err = cli("-q", "cluster", "-i", made.edges, "--cutoff", "0.03", "--fasta",
+                           fasta, "-o", tmp_path / f"otus-{code_wanted}")
+        assert code == code_wanted, err
+    one_line(err, f"{made.edges}: made from other sequences than {made.other}")
+    assert not list(tmp_path.glob("otus-2*"))
+
+
+def test_mothur_export_refuses_an_edge_list_of_changed_sequences(tmp_path, made):
+    script = REPO / "workflow" / "scripts" / "mothur_export.py"
+    for fasta, fails in ((made.fasta, False), (made.other, True)):
+        job = types.SimpleNamespace(input=types.SimpleNamespace(edges=str(made.edges),
+                                                                unique=str(fasta)),
+                                    output=[str(tmp_path / "m.dist")],
+                                    log=[str(tmp_path / "m.log")])
+        if fails:
+            with pytest.raises(UserError, match="made from other sequences"):
+                runpy.run_path(str(script), init_globals={"snakemake": job})
+        else:
+            runpy.run_path(str(script), init_globals={"snakemake": job})
+            lines = (tmp_path / "m.dist").read_text().splitlines()
+            edges = read_edges(made.edges)
+            assert len(lines) == int((edges.distance <= 0.3).sum()) > 0
+
+
+def test_report_refuses_an_edge_list_of_changed_sequences(tmp_path, made):
+    from seqpairs.report.summary import Inputs, report
+
+    assert main_bins(made.other, tmp_path) == 0
+    inputs = Inputs("report.tsv", str(made.other), str(tmp_path / "bins.tsv"),
+                    str(tmp_path / "tiles.tsv"), str(made.edges), "kept.tsv", "membership.tsv")
+    with pytest.raises(UserError, match=f"{made.edges}: made from other sequences than"):
+        report("d", inputs, "cpu", 0, tmp_path / "out")
+
+
+def main_bins(fasta, folder):
+    from seqpairs.cli import main
+
+    return main(["-q", "bin", "-i", str(fasta), "--bins", str(folder / "bins.tsv"),
+                 "--tiles", str(folder / "tiles.tsv")])
+
+
+def test_a_shard_is_no_whole_edge_list(tmp_path, cli, made):
+    shard = tmp_path / "shard.npz"
+    assert cli("-q", "distance", "-i", made.fasta, "--backend", "cpu", "--max-distance", "0.3",
+               "--shard", "1/2", "--edges", shard)[0] == 0
+    code, _, err = cli("-q", "filter", "-i", made.fasta, "--distances", shard, "--identity",
+                       "0.9", "-o", tmp_path / "kept.tsv")
+    assert code == 2
+    one_line(err, "shard 1 of 2 of an edge list")
+
+
+def test_merge_refuses_shards_of_other_tilings_or_sequences(tmp_path, cli, made):
+    common = ["-q", "distance", "-i", made.fasta, "--backend", "cpu", "--max-distance", "0.3"]
+    paths = {}
+    for name, extra in (("a0", ["--shard", "0/2"]), ("a1", ["--shard", "1/2"])):
+        paths[name] = tmp_path / f"{name}.npz"
+        assert cli(*common, *extra, "--edges", paths[name])[0] == 0
+    # shard 1 of 2 of another tiling (bins of 1 bp)
+    assert main_bins(made.fasta, tmp_path) == 0
+    table = pd.read_csv(tmp_path / "bins.tsv", sep="\t")
+    assert cli("-q", "bin", "-i", made.fasta, "--bins", tmp_path / "b1.tsv", "--tiles",
+               tmp_path / "t1.tsv", "--bin-width", 1, "--tile-pairs", 5)[0] == 0
+    assert len(pd.read_csv(tmp_path / "b1.tsv", sep="\t")) > len(table)
+    paths["b1"] = tmp_path / "b1.npz"
+    assert cli(*common, "--bins", tmp_path / "b1.tsv", "--tiles", tmp_path / "t1.tsv",
+               "--shard", "1/2", "--edges", paths["b1"])[0] == 0
+    # shard 1 of 2 of other sequences
+    paths["c1"] = tmp_path / "c1.npz"
+    assert cli("-q", "distance", "-i", made.other, "--backend", "cpu", "--max-distance", "0.3",
+               "--shard", "1/2", "--edges", paths["c1"])[0] == 0
+    for given, message in ((["a0", "b1"], "shard 1 of 2, but"),
+                           (["a0", "c1"], "made from other sequences or settings")):
+        code, _, err = cli("merge", "-i", *[paths[k] for k in given], "--edges",
+                           tmp_path / "m.npz")
+        assert code == 2
+        one_line(err, message)
+    assert cli("merge", "-i", paths["a1"], paths["a0"], "--edges", tmp_path / "m.npz")[0] == 0
+    whole = tmp_path / "whole.npz"
+    assert cli(*common, "--edges", whole)[0] == 0
+    assert (tmp_path / "m.npz").read_bytes() == whole.read_bytes()
+
+
+# ---------------------------------------------------------------- damaged edge lists
+
+
+def test_every_flipped_byte_of_an_edge_list_is_refused_or_harmless(tmp_path, made):
+    """Each byte flipped in turn (zip headers, .npy headers, data, CRCs): one error line,
+    or (bytes nothing reads, such as the zip's version fields) the same edge list."""
+    data = made.edges.read_bytes()
+    good = read_edges(made.edges)
+    refused = 0
+    for k in range(len(data)):
+        damaged = bytearray(data)
+        damaged[k] ^= 0x10
+        (tmp_path / "x.npz").write_bytes(bytes(damaged))
+        try:
+            edges = read_edges(tmp_path / "x.npz")
+        except UserError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(str(tmp_path / "x.npz"))
+            refused += 1
+            continue
+        for name in ("n", "ids", "i", "j", "cost", "length", "matches", "aligned", "leading",
+                     "max_distance", "iddef", "sequences", "shard", "shards", "tiling"):
+            assert np.array_equal(getattr(edges, name), getattr(good, name)), (k, name)
+    assert refused > 0.9 * len(data)
+
+
+def test_truncated_edge_list_is_one_line(tmp_path, made, cli):
+    data = made.edges.read_bytes()
+    for size in (0, 10, len(data) // 2, len(data) - 1):
+        (tmp_path / "t.npz").write_bytes(data[:size])
+        code, _, err = cli("-q", "filter", "-i", made.fasta, "--distances", tmp_path / "t.npz",
+                           "--identity", "0.9", "-o", tmp_path / "kept.tsv")
+        assert code == 2
+        one_line(err, str(tmp_path / "t.npz"))
+
+
+def test_edge_list_with_pairs_out_of_order_is_refused(tmp_path, made):
+    with np.load(made.edges) as z:
+        arrays = dict(z)
+    for name in ("i", "j", "cost", "length", "matches", "aligned", "leading", "distance"):
+        arrays[name] = arrays[name][::-1].copy()
+    np.savez(tmp_path / "r.npz", **arrays)
+    with pytest.raises(UserError, match="not in \\(i, j\\) order"):
+        read_edges(tmp_path / "r.npz")
+    np.savez(tmp_path / "old.npz", **{k: v for k, v in dict(np.load(made.edges)).items()
+                                      if k not in ("sequences", "shard", "shards", "tiling")})
+    with pytest.raises(UserError, match="does not say what it was made from"):
+        read_edges(tmp_path / "old.npz")
+
+
+# ---------------------------------------------------------------- seqpairs merge
+
+
+@pytest.fixture
+def sharded(tmp_path, cli):
+    """5 shards of an edge list of 60 sequences (every pair kept), and the whole one."""
+    fasta = write_fasta(tmp_path / "in.fasta", family(60, 30, seed=11, rate=0.2))
+    common = ["-q", "distance", "-i", fasta, "--backend", "cpu", "--bins", tmp_path / "b.tsv",
+              "--tiles", tmp_path / "t.tsv"]
+    assert cli("bin", "-i", fasta, "--bins", tmp_path / "b.tsv", "--tiles", tmp_path / "t.tsv",
+               "--bin-width", 1, "--tile-pairs", 30)[0] == 0
+    shards = [tmp_path / f"{k}.npz" for k in range(5)]
+    for k, path in enumerate(shards):
+        assert cli(*common, "--shard", f"{k}/5", "--edges", path)[0] == 0
+    assert all(len(read_edges(path)) for path in shards)
+    whole = tmp_path / "whole.npz"
+    assert cli(*common, "--edges", whole)[0] == 0
+    return types.SimpleNamespace(shards=shards, whole=whole)
+
+
+def test_merge_within_a_small_budget_is_the_whole_edge_list(tmp_path, cli, sharded):
+    """--memory 1: runs merged in passes of two (the fewest a merge reads at once)."""
+    out = tmp_path / "out" / "m.npz"
+    code, _, err = cli("merge", "-i", *sharded.shards[::-1], "--edges", out, "--memory", 1)
+    assert code == 0, err
+    assert out.read_bytes() == sharded.whole.read_bytes()
+    assert list(out.parent.iterdir()) == [out]  # no runs left
+
+
+def test_merge_refuses_a_damaged_shard_or_a_pair_twice(tmp_path, cli, sharded):
+    data = bytearray(sharded.shards[2].read_bytes())
+    with np.load(sharded.shards[2]) as z:
+        offset = z.zip.getinfo("cost.npy").header_offset
+    data[offset + 200] ^= 0x01  # in the cost member's data: only its CRC tells
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(bytes(data))
+    out = tmp_path / "out" / "m.npz"
+    code, _, err = cli("merge", "-i", *sharded.shards[:2], damaged, *sharded.shards[3:],
+                       "--edges", out)
+    assert code == 2
+    one_line(err, f"{damaged}: damaged edge list", "CRC")
+    # shard 0's pairs again, as shard 1 (a valid file): a pair in two shards
+    with np.load(sharded.shards[0]) as z:
+        arrays = dict(z)
+    arrays["shard"] = np.int64(1)
+    np.savez(tmp_path / "again.npz", **arrays)
+    code, _, err = cli("merge", "-i", sharded.shards[0], tmp_path / "again.npz",
+                       *sharded.shards[2:], "--edges", out)
+    assert code == 2
+    one_line(err, "overlap")
+    assert list((tmp_path / "out").iterdir()) == []
