@@ -142,7 +142,9 @@ def main() -> None:
     parser.add_argument("--e2e", type=int, default=0, help="log2 of sequences for the end-to-end run")
     parser.add_argument("--affine", action="store_true", help="also check and time the affine kernel")
     parser.add_argument("--sweep", type=int, nargs="*", default=[],
-                        help="strip widths to compare at 400 bp before the table")
+                        help="strip widths to compare before the table")
+    parser.add_argument("--sweep-lengths", type=int, nargs="+", default=[400],
+                        help="sequence lengths of --sweep")
     parser.add_argument("--sweep-kernel", choices=("screen", "seqdist", "affine"), default="screen",
                         help="the kernel that --sweep compares")
     parser.add_argument("--rows", type=int, nargs="*",
@@ -161,8 +163,8 @@ def main() -> None:
           f"affine {affine.defines['STRIP']}, {affine.max_registers}")
     print("kernel\tlength\tpairs\tseconds\tGCUPS\talignments_per_s")
     rng = np.random.default_rng(2026)
-    if args.sweep:
-        seqs = family(rng, 512, 400)
+    for sweep_length in args.sweep_lengths if args.sweep else []:
+        seqs = family(rng, 512, sweep_length)
         for strip in args.sweep:
             for rows in args.rows:
                 for regs in args.registers:
@@ -170,7 +172,8 @@ def main() -> None:
                                                    args.sweep_kernel, strip=strip, rows=rows,
                                                    max_registers=regs or None)
                     print(f"{args.sweep_kernel} strip {strip}, rows {rows}, registers "
-                          f"{regs or 'free'}: 400 bp, {work / seconds / 1e9:.1f} GCUPS")
+                          f"{regs or 'free'}: {sweep_length} bp, "
+                          f"{work / seconds / 1e9:.1f} GCUPS", flush=True)
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)

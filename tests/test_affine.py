@@ -294,3 +294,24 @@ def test_gpu_packed_width():
     assert packed_width(AffineScheme.dna(100, -100, 50, 10), 300) == 64
     assert packed_width(AffineScheme.dna(100, -1, 0, 1), 330) == 64  # 100 * 331 >= 2**15
     assert packed_width(AffineScheme.dna(100, -1, 0, 1), 300) == 32
+
+
+def test_the_gpu_takes_the_strip_that_computes_a_launch_soonest():
+    """backends/gpu/affine.least_padding (plain NumPy here): ~250 bp in strips of 36
+    (7 x 36 = 252 columns; 40 would pad to 280), 400 and 1,500 bp in strips of 40."""
+    from seqpairs.backends.gpu.affine import CELL_TIME, least_padding
+    from seqpairs.backends.gpu.kernels import VARIANTS
+
+    for width in (32, 64):
+        variants = [VARIANTS[f"affine_{width}"], VARIANTS[f"affine_{width}_narrow"]]
+        assert sorted(v.defines["STRIP"] for v in variants) == sorted(CELL_TIME)
+        assert {(v.source, v.function) for v in variants} == {("affine.cu", f"affine_pairs_{width}")}
+
+        def strip(lengths):
+            lengths = np.asarray(lengths)
+            return least_padding(variants, lengths, lengths[::-1]).defines["STRIP"]
+
+        assert strip([248, 250, 252]) == 36
+        assert strip([253, 260, 280]) == 40
+        assert strip([400, 410]) == 40 and strip([1500]) == 40
+        assert least_padding(variants[:1], np.array([250]), np.array([250])) is variants[0]

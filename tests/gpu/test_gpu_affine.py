@@ -36,10 +36,10 @@ SCHEMES = {
 }
 
 
-def compare(seqs, pa, pb, scheme, max_batch=None):
+def compare(seqs, pa, pb, scheme, max_batch=None, **tuning):
     codes, offsets = encode(seqs)
     want = cpu_affine.aligner(codes, offsets, scheme)(pa, pb)
-    got = gpu_affine.aligner(codes, offsets, scheme, max_batch=max_batch)(pa, pb)
+    got = gpu_affine.aligner(codes, offsets, scheme, max_batch=max_batch, **tuning)(pa, pb)
     assert np.array_equal(got[0], want[0]), "scores differ"
     assert np.array_equal(got[1], want[1]), "lengths differ"
 
@@ -58,6 +58,21 @@ def test_mixed_lengths_1_to_3000(name):
             for n in lengths]
     pa, pb = random_pairs(rng, len(seqs), 1500)
     compare(seqs, pa, pb, SCHEMES[name], max_batch=512)
+
+
+@pytest.mark.parametrize("strip", sorted(gpu_affine.CELL_TIME))
+@pytest.mark.parametrize("name", ["affine", "wide"])
+def test_every_strip_of_the_dispatch_gives_the_cpu_results(name, strip):
+    # lengths around 250 (where the narrow strip is taken) and up to 1,000: full strips,
+    # a last strip of every width, sequences shorter than one strip
+    rng = np.random.default_rng(23)
+    lengths = np.concatenate([np.arange(1, 80), rng.integers(230, 290, 80),
+                              rng.integers(290, 1001, 40)])
+    base = "".join(rng.choice(list("ACGT"), 1000))
+    seqs = [base[:n] if rng.random() < 0.5 else "".join(rng.choice(list("ACGT"), n))
+            for n in lengths]
+    pa, pb = random_pairs(rng, len(seqs), 1500)
+    compare(seqs, pa, pb, SCHEMES[name], strip=strip)
 
 
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])

@@ -23,12 +23,30 @@ def packed_width(scheme, max_len: int) -> int:
     return 32 if lowest > neg_score_32(scheme) and highest < 2**15 else 64
 
 
+# Time per computed cell of each strip, relative (H100, 400 bp: 2,082 GCUPS at 40, 2,005
+# at 36; benchmarks/RESULTS.md).
+CELL_TIME = {40: 1.0, 36: 1.04}
+
+
+def least_padding(variants, la, lb):
+    """The variant whose strip computes the launch's cells soonest: a pair's columns are
+    computed in whole strips (la * lb rounded up to the strip), each at its CELL_TIME;
+    ties: the first."""
+    if len(variants) == 1:
+        return variants[0]
+    times = [CELL_TIME[strip] * int((la * ((lb + strip - 1) // strip * strip)).sum())
+             for strip in (v.defines["STRIP"] for v in variants)]
+    return variants[times.index(min(times))]
+
+
 def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     """The contract's affine kernel on the current GPU: (pa, pb) -> (score, length) int32.
 
     Substitution scores must fit int8 (the kernel packs a column's four scores in one
     word). States are packed in 32 bits when packed_width() allows it for the longest
-    sequence, else in 64. `tuning`: strip, max_registers (kernels.Variant.tuned).
+    sequence, else in 64. Each launch takes the strip that pads its pairs least
+    (least_padding), unless `tuning` (strip, max_registers: kernels.Variant.tuned) fixes
+    the variant.
     """
     import cupy
 
@@ -39,7 +57,9 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     width = packed_width(scheme, max_len)
     packed = np.int32 if width == 32 else np.int64
     shift, neg = (16, neg_score_32(scheme)) if width == 32 else (32, NEG)
-    kernel = VARIANTS[f"affine_{width}"].tuned(**tuning).function_handle()
+    # a strip per launch (VARIANTS' rows of this width), unless `tuning` names one
+    variants = ([VARIANTS[f"affine_{width}"].tuned(**tuning)] if tuning else
+                [VARIANTS[f"affine_{width}"], VARIANTS[f"affine_{width}_narrow"]])
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     lengths = cupy.diff(d_offsets)
     d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
@@ -50,6 +70,7 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     row_bytes = 2 * np.dtype(packed).itemsize  # H and E
 
     def launch(grid, block, d_pa, d_pb, m, rows_total):
+        kernel = least_padding(variants, lengths[d_pa], lengths[d_pb]).function_handle()
         d_score = cupy.full(m, INT_POISON, dtype=cupy.int32)
         d_length = cupy.full(m, INT_POISON, dtype=cupy.int32)
         kernel(grid, block, (

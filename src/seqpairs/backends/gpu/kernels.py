@@ -64,8 +64,12 @@ def seqdist_defines(seqdist_scheme) -> dict:
 VARIANTS = {
     "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
     "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
+    # affine: a launch takes the strip of these that pads its pairs' columns least
+    # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280)
     "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40}, 168),
+    "affine_32_narrow": Variant("affine.cu", "affine_pairs_32", {"STRIP": 36}, 168),
     "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40}, 168),
+    "affine_64_narrow": Variant("affine.cu", "affine_pairs_64", {"STRIP": 36}, 168),
     # PSSE, one block per pair: two shuffles per thread in 16-bit lanes with a score word
     # per letter pair (small alphabets) or an int8 profile, or one shuffle in 32 bits
     "local_16_word": Variant("local.cu", "psse_local",
