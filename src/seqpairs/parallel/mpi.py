@@ -87,7 +87,14 @@ class Watchdog(threading.Thread):
         token, inbox = np.zeros(1, np.uint8), np.zeros(1, np.uint8)
         sends: dict = {}
         status = MPI.Status()
+        awake = time.monotonic()
         while not self.stopping:
+            interval = min(5.0, max(0.05, self.timeout / 10))
+            if time.monotonic() - awake > 2 * interval:
+                # this rank did not run for a while (stopped, then SIGCONT'd by the abort
+                # of a rank that reported it; or starved): that it heard no peer then
+                # proves nothing, so they get a full timeout from now
+                self.heard = dict.fromkeys(self.watched, time.monotonic())
             for peer in self.watched:  # one heartbeat in flight to each peer at most
                 if peer not in sends or sends[peer].Test():
                     sends[peer] = self.comm.Isend(token, dest=peer, tag=HEARTBEAT)
@@ -108,7 +115,8 @@ class Watchdog(threading.Thread):
                       f"(stopped, or its node hangs?); ending all {self.size} ranks",
                       file=sys.stderr, flush=True)
                 self.world.Abort(1)
-            self.wake.wait(min(5.0, max(0.05, self.timeout / 10)))
+            awake = time.monotonic()
+            self.wake.wait(interval)
             self.wake.clear()
 
     def stop(self) -> None:
