@@ -8,3 +8,8 @@ class UserError(Exception):
     without a traceback. Messages name the file and record where there is one:
     `FILE:RECORD: problem`.
     """
+
+
+def cannot_read(path, exc: OSError) -> UserError:
+    """The one line for an input that cannot be opened or read (a folder, no permission)."""
+    return UserError(f"{path}: cannot read ({exc.strerror or exc})")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import UserError, cannot_read
 from .atomic import atomic_open, atomic_path
 
 # The per-pair columns of an edge list, in the order Edges takes them.
@@ -369,7 +369,7 @@ def read_seqdist_text(path, with_ids: bool | None = None):
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except OSError as exc:  # a folder, no permission
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise cannot_read(path, exc) from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: not SeqDist text (not a text file)") from None
     if lines and lines[-1] == "":

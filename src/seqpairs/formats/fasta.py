@@ -9,7 +9,7 @@ import numpy as np
 from Bio import SeqIO
 
 from ..backends.common import MAX_LENGTH
-from ..errors import UserError
+from ..errors import UserError, cannot_read
 from ..scoring.alphabet import DNA, encode_all
 
 # Abundances are int64 everywhere (ingest's tables, SequenceSet.sizes, OTU sums).
@@ -75,7 +75,7 @@ def records(path: str):
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except OSError as exc:  # a folder, no permission, ...
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise cannot_read(path, exc) from None
     except (ValueError, UnicodeDecodeError) as exc:
         # Biopython's messages can run over lines and sentences: its first sentence, one line
         problem = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__

@@ -23,7 +23,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from ..errors import UserError
+from ..errors import UserError, cannot_read
 from .fasta import split_size
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -70,14 +70,14 @@ def open_sample(path: str):
     try:
         raw = sys.stdin.buffer if path == STDIN else open(path, "rb")
     except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+        raise cannot_read(path, exc) from None
     try:
         head = b""
         while len(head) < len(GZIP_MAGIC):  # a pipe may hand over one byte at a time
             try:
                 more = raw.read(len(GZIP_MAGIC) - len(head))
             except OSError as exc:
-                raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+                raise cannot_read(path, exc) from None
             if not more:
                 break
             head += more

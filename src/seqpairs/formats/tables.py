@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import UserError
+from ..errors import UserError, cannot_read
 from .atomic import atomic_open
 
 
@@ -24,7 +24,7 @@ def read_tsv(path, columns=(), text: bool = False, **options) -> pd.DataFrame:
     except (IsADirectoryError, ValueError) as exc:  # pandas' parse and decode errors are ValueErrors
         raise UserError(f"{path}: not a TSV file ({str(exc).strip()})") from None
     except OSError as exc:  # no permission, ...
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise cannot_read(path, exc) from None
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise UserError(f"{path}:1: no column {', '.join(missing)} in the header "
