@@ -319,7 +319,8 @@ def test_screen_bound_is_above_upper_bound(iddef):
                                      dict(max_distance=0.3, candidate_identity=0.8, iddef=1),
                                      dict(max_distance=1.0, dense=True)])
 def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
-    """compute() with a screen (as on the GPU) keeps exactly the pairs and columns it keeps without."""
+    """compute() with a screen (as on the GPU without pruning) keeps exactly the pairs and
+    columns it keeps without (and, the plain run, with pruning)."""
     seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
     plain, plain_dense = compute(seqset, bins, tiles, **options)
 
@@ -331,7 +332,8 @@ def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
 
     # the CPU backend with a screen
     screened_backend = dataclasses.replace(CPU, seqdist_screen=screener)
-    screened, screened_dense = compute(seqset, bins, tiles, backend=screened_backend, **options)
+    screened, screened_dense = compute(seqset, bins, tiles, backend=screened_backend,
+                                       prune=False, **options)
     assert made == [SEQDIST]  # the screen was used
     assert 0 < len(plain) < seqset.n * (seqset.n - 1) // 2
     for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):

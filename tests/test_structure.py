@@ -70,8 +70,8 @@ def test_the_seqdist_kernel_has_no_copy_of_the_costs():
     """The gap costs reach seqdist.cu from the scheme (-D defines); its source states none."""
     source = kernels.source("seqdist.cu")
     assert "#define GAP" not in source and "#define HOMOPOLYMER_GAP" not in source
-    assert kernels.seqdist_defines(scoring.get("seqdist")) == {"gap": "15.0",
-                                                               "homopolymer_gap": "4.0"}
+    assert kernels.seqdist_defines(scoring.get("seqdist")) == {
+        "gap": "15.0", "homopolymer_gap": "4.0", "cheapest_gap_shrunk": "3.999999999996362"}
     for module in (SRC / "backends" / "cpu" / "seqdist.py", SRC / "backends" / "cpu" /
                    "trace_seqdist.py"):
         assert "15.0" not in module.read_text() and "11.619259" not in module.read_text()

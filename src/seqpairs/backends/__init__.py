@@ -15,6 +15,18 @@ where each starts, as formats.fasta.SequenceSet holds them):
   seqdist_screen(...) -> kernel (pa, pb) -> cost, length, matches, aligned pairs; the same
       cost and length as seqdist's at fewer instructions per cell, for a first pass (pairs.
       identity.screen_bound). None where the backend has no cheaper pass (the CPU).
+  seqdist_band(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
+      exact (bool), cost (float64), length, matches, aligned, leading (int32), upper
+      (float64): the band |j - i| <= width with the last row and column, and a certificate
+      (docs/pruning.md): where exact, cost and counts are seqdist's bit for bit; elsewhere
+      cost is a lower bound on seqdist's cost (counts undefined); upper is an upper bound.
+      `band_cost`: the widths the backend runs well, narrowest first, and their costs.
+  seqdist_upper(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
+      upper (float64): an upper bound on seqdist's cost from the cheapest path through
+      seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
+  qgram_shared(codes, offsets, q, bits, threads) -> kernel (pa, pb) -> int32: per pair at
+      least the number of q-gram positions of either sequence whose q-gram occurs in the
+      other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
   affine(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) -> score,
       length (int32): scoring/affine.py
   local_scores(scheme: LocalScheme, queries, targets, keys, shuffles, seed, threads) ->
@@ -33,7 +45,7 @@ pairs a caller should hand a kernel at a time. `threads` is the CPU's thread cou
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
 from ..errors import UserError
@@ -49,10 +61,17 @@ class Backend:
     pairs_per_batch: int
     seqdist: Callable
     seqdist_screen: Callable | None
+    seqdist_band: Callable | None
+    seqdist_upper: Callable | None
+    qgram_shared: Callable | None
     affine: Callable
     local_scores: Callable
     trace_seqdist: Callable | None = None
     trace_affine: Callable | None = None
+    # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
+    # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)
+    band_cost: dict[int, float] = field(default_factory=dict)
+    upper_cost: float = 1.0  # seqdist_upper's cost of a cell, likewise
 
 
 def select(name: str = "auto", device: int = 0) -> Backend:

@@ -3,10 +3,13 @@ backend's SeqDist kernels, keeping the pairs a filter asks for and, on request, 
 distance. Pairs are built, aligned, filtered and compacted in the backend's own arrays (on
 the GPU for the GPU backend); only the kept pairs (and dense distances) reach the host.
 
-On a backend with a screen (the GPU), when max_distance drops pairs, every pair first
-goes through the screen; only the pairs whose distance passes or whose screen_bound
-reaches candidate_identity are aligned again in full, and the exact filter runs on those:
-the edge list is the same as one full pass.
+When max_distance drops pairs and no dense output is asked for, the pairs go through the
+backend's exact pruning (pairs/prune.py, docs/pruning.md: a q-gram counting filter and
+banded alignments with a certificate) where the backend has its kernels. The pairs left
+(all of them without pruning) go, on a backend with a screen (the GPU), first through
+the screen, and only the pairs whose distance passes or whose screen_bound reaches
+candidate_identity are aligned again in full. Either way the exact filter runs on exact
+values, so the edge list is the same as one full pass (`prune=False`).
 
 The kept pairs are returned as an Edges, or handed batch by batch to a `kept` function
 (formats.runs.Spill.add: bounded memory for any number of kept pairs).
@@ -22,6 +25,7 @@ import numpy as np
 from ..formats.distances import Edges, pair_index, sequence_digest
 from . import tiling
 from .identity import screen_bound, upper_bound
+from .prune import Pruner
 
 log = logging.getLogger("seqpairs.distance")
 KEPT_SLICE = 1 << 18  # kept pairs handed to `kept` at a time (10 MiB on the host)
@@ -64,6 +68,18 @@ class Progress:
         return self.cells / max(time.perf_counter() - self.start, 1e-9) / 1e9
 
 
+def pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads, dense,
+           prune, rest):
+    """The exact pruning when asked for, possible on the backend and useful: a distance
+    limit drops pairs and no dense output needs every pair. `rest`: what aligns the pairs
+    it cannot settle (Pruner's)."""
+    if (not prune or dense or None in (backend.seqdist_band, backend.seqdist_upper,
+                                       backend.qgram_shared) or max_distance == math.inf):
+        return None
+    return Pruner(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef,
+                  rest=rest)
+
+
 def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads):
     """The backend's screen when the filter makes it pay, else None.
 
@@ -78,14 +94,15 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
 
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
-            candidate_identity=None, iddef=2, dense=False, kept=None):
+            candidate_identity=None, iddef=2, dense=False, kept=None, prune=True):
     """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
 
     Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
     (iddef) reaches candidate_identity, and with `dense` every pair's distance in SeqDist
     pair order (NaN for the pairs not in `tiles`), else None. With `kept`, a function, the
     kept pairs go to kept(i, j, cost, length, matches, aligned, leading) batch by batch
-    instead, in no particular order, and edges is None.
+    instead, in no particular order, and edges is None. `prune=False` aligns every pair in
+    full (the same edge list).
     """
     xp, to_host = backend.xp, backend.to_host
     align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
@@ -101,19 +118,27 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             keep |= bound_of(iddef, lengths[i], lengths[j], *counts) >= candidate_identity
         return keep
 
+    def exact(i, j):
+        """(positions of the pairs that may be kept, their full kernel's values): with a
+        screen, only the pairs whose screened distance or bound passes are aligned."""
+        if screen is None:
+            return xp.arange(len(i)), *align(i, j)
+        cost, *counts = screen(i, j)
+        if dense_out is not None:
+            dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+        may_keep = xp.nonzero(selected(i, j, cost, counts, screen_bound))[0]
+        return may_keep, *align(i[may_keep], j[may_keep])
+
+    pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads,
+                    dense, prune, exact)
     batches_kept, count = [], 0
     progress = Progress(len(tiles), int(tiles["cells"].sum()))
     for group in batches(tiles, backend.pairs_per_batch):
         pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
         i = xp.concatenate([p[0] for p in pairs])
         j = xp.concatenate([p[1] for p in pairs])
-        if screen is not None:  # only the pairs the screen may keep are aligned in full
-            cost, *counts = screen(i, j)
-            if dense_out is not None:
-                dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
-            may_keep = selected(i, j, cost, counts, screen_bound)
-            i, j = i[may_keep], j[may_keep]
-        cost, *counts = align(i, j)  # length, matches, aligned, leading
+        may_keep, cost, *counts = (exact if pruned is None else pruned)(i, j)
+        i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
         if dense_out is not None and screen is None:
             dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
         keep = selected(i, j, cost, counts, upper_bound)
@@ -127,6 +152,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         progress.update(len(group), sum(int(tile.cells) for tile in group))
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
              int(tiles["pairs"].sum()), count, progress.gcups)
+    if pruned is not None:
+        log.info("pruning: %s", pruned.summary())
     if kept is not None:
         return None, dense_out
     cols = ([np.concatenate(c) for c in zip(*batches_kept)] if batches_kept else  # no tiles
@@ -138,11 +165,12 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
 
 
 def candidate_edges(seqs, threshold: float, iddef: int, *, backend, scheme,
-                    threads=None) -> Edges:
+                    threads=None, prune=True) -> Edges:
     """The edge list of the pairs whose identity bound reaches threshold (only those),
     over every pair with the default binning."""
     bins = tiling.make_bins(seqs.lengths, tiling.BIN_WIDTH)
     tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
     edges, _ = compute(seqs, bins, tiles, backend=backend, scheme=scheme, threads=threads,
-                       max_distance=-math.inf, candidate_identity=threshold, iddef=iddef)
+                       max_distance=-math.inf, candidate_identity=threshold, iddef=iddef,
+                       prune=prune)
     return edges

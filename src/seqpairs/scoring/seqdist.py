@@ -50,3 +50,27 @@ class SeqDistScheme(Scheme):
     def matrix(self, dtype="float64"):
         return super().matrix(dtype)
 
+    # Bounds of the costs that exact pruning builds on (pairs/prune.py, docs/pruning.md).
+    @property
+    def cheapest_gap(self) -> float:
+        """The least cost of a gap column that is not a free trailing one."""
+        return min(self.gap, self.homopolymer_gap)
+
+    @property
+    def dearest_gap(self) -> float:
+        """The most a gap column can cost."""
+        return max(self.gap, self.homopolymer_gap)
+
+    @property
+    def cheapest_gap_shrunk(self) -> float:
+        """cheapest_gap scaled down by 2^-40: a lower bound per paid gap column that no
+        rounding of the recurrence's sums can fall below, whatever the costs (the banded
+        kernels' bound outside the band)."""
+        return self.cheapest_gap * (1.0 - 2.0**-40)
+
+    @property
+    def cheapest_edit(self) -> float:
+        """The least cost of a mismatch or of a gap column that is not a free trailing one."""
+        mismatches = [c for a, row in enumerate(self.subst) for b, c in enumerate(row) if a != b]
+        return min([self.cheapest_gap, *mismatches])
+

@@ -91,7 +91,8 @@ def run(args) -> None:
                 seqs, bins, tiles, backend=backends.select(args.backend, executor.device),
                 scheme=scoring.get(args.scoring), threads=args.threads,
                 max_distance=args.max_distance, candidate_identity=args.candidate_identity,
-                iddef=args.iddef, dense=dense, kept=spill.add if spill else None)
+                iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
+                prune=args.prune)
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * RECORD), 1)
                 executor.stream(spill.pieces(piece), spill.add_records)
@@ -146,6 +147,9 @@ def register(sub) -> None:
                    help="edge list also keeps pairs whose identity bound reaches this")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="identity definition of --candidate-identity (vsearch's, default 2)")
+    p.add_argument("--no-prune", dest="prune", action="store_false",
+                   help="align every pair in full instead of pruning the pairs that provably "
+                   "fail the thresholds (docs/pruning.md; the same output, slower)")
     p.add_argument("--shard", type=shard, metavar="K/N",
                    help="compute only shard K (0-based) of N of the tiles (edge list only)")
     p.add_argument("--memory", type=memory, default=MEMORY, metavar="MIB",

@@ -22,7 +22,8 @@ def seqdist_table(args, seqs, scheme, cpu):
         check_edges(edges, seqs, args.identity, args.iddef, args.distances)
     else:
         edges = candidate_edges(seqs, args.identity, args.iddef, scheme=scheme,
-                                backend=backends.select(args.backend), threads=args.threads)
+                                backend=backends.select(args.backend), threads=args.threads,
+                                prune=args.prune)
     return filter_edges(seqs, edges, args.identity, args.iddef, scheme, cpu, args.threads)
 
 
@@ -68,6 +69,10 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
                    help="backend of the candidate step without --distances (default auto; "
                    "--scoring vsearch runs on the CPU)")
+    p.add_argument("--no-prune", dest="prune", action="store_false",
+                   help="without --distances: align every pair in full instead of pruning "
+                   "the pairs that provably fail --identity (docs/pruning.md; the same "
+                   "output, slower)")
     p.add_argument("--threads", type=threads, default=None,
                    help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", required=True, help="kept pairs (TSV)")

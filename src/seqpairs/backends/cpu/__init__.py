@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import Backend
-from . import affine, local, seqdist, trace_affine, trace_seqdist
+from . import affine, band, local, qgrams, seqdist, trace_affine, trace_seqdist
 
 BACKEND = Backend(
     name="cpu",
@@ -13,8 +13,14 @@ BACKEND = Backend(
     pairs_per_batch=250_000,
     seqdist=seqdist.aligner,
     seqdist_screen=None,
+    seqdist_band=band.aligner,
+    seqdist_upper=band.upper,
+    qgram_shared=qgrams.counter,
     affine=affine.aligner,
     local_scores=local.local_scores,
     trace_seqdist=trace_seqdist.trace_pairs,
     trace_affine=trace_affine.trace_pairs,
+    # measured on C005's reads against the full kernel (benchmarks/RESULTS.md)
+    band_cost={8: 1.55, 32: 1.55},
+    upper_cost=0.6,
 )

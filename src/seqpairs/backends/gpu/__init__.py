@@ -21,7 +21,7 @@ def backend(device: int = 0) -> Backend:
     current device (one worker, one GPU)."""
     import cupy
 
-    from . import affine, local, seqdist
+    from . import affine, band, local, qgrams, seqdist
 
     cupy.cuda.Device(device % cupy.cuda.runtime.getDeviceCount()).use()
     return Backend(
@@ -31,6 +31,11 @@ def backend(device: int = 0) -> Backend:
         pairs_per_batch=4_000_000,
         seqdist=seqdist.aligner,
         seqdist_screen=seqdist.screener,
+        seqdist_band=band.aligner,
+        seqdist_upper=band.upper,
+        qgram_shared=qgrams.counter,
+        band_cost=band.COST,
+        upper_cost=band.UPPER_COST,
         affine=affine.aligner,
         local_scores=local.local_scores,
     )

@@ -56,14 +56,24 @@ class Variant:
 
 
 def seqdist_defines(seqdist_scheme) -> dict:
-    """The gap costs of a SeqDistScheme as seqdist.cu's defines (repr: the exact double)."""
-    return {"gap": repr(seqdist_scheme.gap), "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap)}
+    """The gap costs of a SeqDistScheme as seqdist.cu's and band.cu's defines (repr: the
+    exact double), with the banded kernel's lower bound per gap."""
+    return {"gap": repr(seqdist_scheme.gap),
+            "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap),
+            "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk)}
 
 
 # Strips and register caps: the best measured on an H100 (benchmarks/RESULTS.md).
 VARIANTS = {
     "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
     "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
+    # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
+    # and the q-gram counts
+    "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}),
+    "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
+    "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
+    "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
+    "qgram_shared": Variant("qgrams.cu", "qgram_shared"),
     # affine: a launch takes the strip of these that pads its pairs' columns least
     # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280)
     "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40}, 168),
@@ -79,6 +89,9 @@ VARIANTS = {
     "local_32": Variant("local.cu", "psse_local",
                         {"STRIP": 24, "LANES": 1, "WORD_PROFILE": 1, "BLOCK": BLOCK}, 128),
 }
+
+
+SEQDIST_SOURCES = ("seqdist.cu", "band.cu")  # the files that take seqdist_defines
 
 
 def source(name: str) -> str:
@@ -100,7 +113,7 @@ def check_all(arch: str = "sm_90") -> None:
     """Compile every variant with nvcc (PTX for `arch`), as the backend compiles it; the
     SeqDist variants with the registered SeqDist scheme's costs."""
     for name, variant in VARIANTS.items():
-        if variant.source == "seqdist.cu":
+        if variant.source in SEQDIST_SOURCES:
             variant = variant.with_defines(**seqdist_defines(scheme("seqdist")))
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / variant.source

@@ -1,0 +1,274 @@
+// Exact pruning's banded alignment (docs/pruning.md), one thread per pair, computing
+// exactly what src/seqpairs/backends/cpu/band.py computes.
+//
+// seqdist_band: the SeqDist recurrence (docs/seqdist.md) over the cells |j - i| <= WIDTH,
+// the last column and the last row, each cell carrying whether it is exact (the full
+// matrix's cost, counts and move), a lower bound on the full matrix's cost where it is
+// not, and an upper bound. Per pair: exact (u8), cost (double: exact or lower bound),
+// packed counts (u64, as backends/common.py lays them out: length | matches << 16 |
+// first << 32 | last << 48; valid where exact) and upper (double).
+//
+// Layout: row i's band is a register array indexed by the diagonal offset o = j - i (slot
+// t = o + WIDTH): cell (i, j) reads (i-1, j-1) from slot t (the previous row's value, not
+// yet overwritten), (i-1, j) from slot t + 1 and (i, j-1) from slot t - 1 (this row's),
+// so each row updates the slots in increasing order. The last column's cell, when it is
+// outside the band, is a separate register; the last row, whose cells all count, reads
+// the row before it from local memory.
+#ifndef WIDTH
+#define WIDTH 8
+#endif
+#define SLOTS (2 * WIDTH + 1)
+#if !defined(GAP) || !defined(HOMOPOLYMER_GAP) || !defined(CHEAPEST_GAP_SHRUNK)
+#error "GAP, HOMOPOLYMER_GAP and CHEAPEST_GAP_SHRUNK (the scheme's costs) must be defined"
+#endif
+
+typedef unsigned long long u64;
+
+#define INF __longlong_as_double(0x7FF0000000000000ll)
+#define FIELD_MASK 0xFFFFull
+#define MATCH_ONE (1ull << 16)
+#define FIRST_SHIFT 32
+#define LAST_SHIFT 48
+#define START (FIELD_MASK << FIRST_SHIFT)  // counts of an empty path
+#define NO_LETTER (-1)
+enum { DIAG = 0, LEFT = 1, UP = 2 };
+
+struct Cell {
+    double h;  // cost if exact, else a lower bound on it
+    double u;  // upper bound
+    u64 p;     // packed counts (exact cells)
+    int m;     // move (exact cells)
+    bool x;    // exact
+};
+
+__device__ __forceinline__ Cell row0(int j)  // H(0, j) = GAP j, LEFT moves
+{
+    const double h = GAP * (double)j;
+    return {h, h, START + (u64)j, LEFT, true};
+}
+
+__device__ __forceinline__ Cell col0(int i)  // H(i, 0) = GAP i, UP moves
+{
+    const double h = GAP * (double)i;
+    return {h, h, START + (u64)i, UP, true};
+}
+
+// A cell outside the computed set: i < la, j < lb, so at least |i - j| paid gap moves.
+__device__ __forceinline__ Cell out(int i, int j)
+{
+    return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, 0, false};
+}
+
+__device__ __forceinline__ u64 diag_step(u64 p, bool eq)
+{
+    p += 1ull + (eq ? MATCH_ONE : 0ull);
+    const u64 length = p & FIELD_MASK;
+    const u64 first = min((p >> FIRST_SHIFT) & FIELD_MASK, length);
+    return (p & ~((FIELD_MASK << LAST_SHIFT) | (FIELD_MASK << FIRST_SHIFT)))
+           | (first << FIRST_SHIFT) | (length << LAST_SHIFT);
+}
+
+// One cell, as backends/cpu/band.py's _cell (the same operations in the same order; the
+// multiplications by gap_row/gap_col, 0 or 1, are exact).
+__device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* subst_a,
+                                     double gap_row, double gap_col, u64 inc_row,
+                                     u64 inc_col, const Cell& d, const Cell& l, const Cell& up)
+{
+    const bool eq_a = b == a;
+    double g_lo, g_hi;
+    if (l.x) {
+        const bool homopolymer = l.m == UP ? eq_a : (l.m == LEFT ? b == prev_b
+                                                                  : (eq_a && b == prev_b));
+        g_lo = g_hi = homopolymer ? HOMOPOLYMER_GAP : GAP;
+    } else if (eq_a || b == prev_b) {
+        g_lo = fmin((double)GAP, (double)HOMOPOLYMER_GAP);
+        g_hi = fmax((double)GAP, (double)HOMOPOLYMER_GAP);
+    } else {
+        g_lo = g_hi = GAP;
+    }
+    const bool g_known = g_lo == g_hi;
+    const double s = subst_a[b];
+    double c1 = __dadd_rn(d.h, s);
+    double c2 = __dadd_rn(l.h, __dmul_rn(g_lo, gap_row));
+    double c3 = __dadd_rn(up.h, __dmul_rn(g_lo, gap_col));
+    const bool e1 = d.x;
+    const bool e2 = l.x && (g_known || gap_row == 0.0);
+    const bool e3 = up.x && (g_known || gap_col == 0.0);
+    const double upper = fmin(fmin(__dadd_rn(d.u, s), __dadd_rn(l.u, __dmul_rn(g_hi, gap_row))),
+                              __dadd_rn(up.u, __dmul_rn(g_hi, gap_col)));
+    if (!(e1 && e2 && e3)) {
+        const double x1 = e1 ? c1 : INF, x2 = e2 ? c2 : INF;
+        const double x3 = e3 ? c3 : INF;
+        const double exact_min = fmin(fmin(x1, x2), x3);
+        const double bound = fmin(fmin(e1 ? INF : c1, e2 ? INF : c2),
+                                  e3 ? INF : c3);
+        if (!(exact_min < bound))
+            return {fmin(exact_min, bound), upper, 0ull, 0, false};
+        c1 = x1;  // the inexact candidates are above the minimum: never chosen
+        c2 = x2;
+        c3 = x3;
+    }
+    if (c1 < c2) {
+        if (c1 < c3) return {c1, c1, diag_step(d.p, eq_a), DIAG, true};
+        return {c3, c3, up.p + inc_col, UP, true};
+    }
+    if (c2 < c3) return {c2, c2, l.p + inc_row, LEFT, true};
+    return {c3, c3, up.p + inc_col, UP, true};
+}
+
+extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+             const long long* __restrict__ pa, const long long* __restrict__ pb, int n,
+             const double* __restrict__ subst, unsigned char* __restrict__ out_exact,
+             double* __restrict__ out_cost, u64* __restrict__ out_packed,
+             double* __restrict__ out_upper)
+{
+    __shared__ double s_subst[16];
+    if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
+    __syncthreads();
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const unsigned char* A = codes + offsets[pa[k]];
+    const unsigned char* B = codes + offsets[pb[k]];
+    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
+    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+
+    Cell band[SLOTS];
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) {
+        const int j = t - WIDTH;
+        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, 0, false};
+    }
+    Cell last_col = row0(lb);  // the latest cell of column lb
+    for (int i = 1; i < la; i++) {
+        const int a = A[i - 1];
+        const double* subst_a = s_subst + 4 * a;
+        // left of the band's first cell
+        const int j_left = i - WIDTH - 1;
+        Cell left = j_left == 0 ? col0(i) : (j_left > 0 ? out(i, j_left) : band[0]);
+#pragma unroll
+        for (int t = 0; t < SLOTS; t++) {
+            const int j = i + t - WIDTH;
+            if (j == 0) {
+                band[t] = col0(i);
+            } else if (j > 0 && j <= lb) {
+                const Cell up = t + 1 < SLOTS ? band[t + 1]
+                                : (j == lb ? last_col : (i == 1 ? row0(j) : out(i - 1, j)));
+                const Cell l = t > 0 ? band[t - 1] : left;
+                const int b = B[j - 1];
+                const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;
+                const bool at_lb = j == lb;
+                band[t] = cell(a, b, prev_b, subst_a, 1.0, at_lb ? 0.0 : 1.0, 1ull,
+                               at_lb ? 0ull : 1ull, band[t], l, up);
+                if (at_lb) last_col = band[t];
+            }
+        }
+        if (abs(lb - i) > WIDTH) {  // column lb outside the band
+            const int b = B[lb - 1];
+            const int prev_b = lb > 1 ? B[lb - 2] : NO_LETTER;
+            const Cell l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
+                           : (lb - 1 == 0 ? col0(i) : out(i, lb - 1));
+            const Cell d = i == 1 ? row0(lb - 1) : (lb - 1 == 0 ? col0(i - 1) : out(i - 1, lb - 1));
+            last_col = cell(a, b, prev_b, subst_a, 1.0, 0.0, 1ull, 0ull, d, l, last_col);
+        }
+    }
+    // The last row: every column, reading row la - 1 (its band from local memory).
+    Cell prev[SLOTS];
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
+    const int i = la;
+    const int a = A[i - 1];
+    const double* subst_a = s_subst + 4 * a;
+    Cell left = col0(i);
+    Cell up = la == 1 ? row0(0) : col0(la - 1);  // (la - 1, 0)
+    for (int j = 1; j <= lb; j++) {
+        const Cell d = up;  // (la - 1, j - 1)
+        const int o = j - (la - 1);
+        if (la == 1) up = row0(j);
+        else if (j == lb) up = last_col;
+        else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
+        else up = out(la - 1, j);
+        const int b = B[j - 1];
+        const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;
+        const bool at_lb = j == lb;
+        left = cell(a, b, prev_b, subst_a, 0.0, at_lb ? 0.0 : 1.0, 0ull, at_lb ? 0ull : 1ull,
+                    d, left, up);
+    }
+    out_exact[k] = left.x;
+    out_cost[k] = left.h;
+    out_packed[k] = left.p;
+    out_upper[k] = left.u;
+}
+
+// seqdist_upper: an upper bound on the cost, the cheapest path through the same cells
+// with every paid gap at the dearer gap cost (backends/cpu/band.py: upper_pair).
+extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes,
+                                         const long long* __restrict__ offsets,
+                                         const long long* __restrict__ pa,
+                                         const long long* __restrict__ pb, int n,
+                                         const double* __restrict__ subst,
+                                         double* __restrict__ out_upper)
+{
+    __shared__ double s_subst[16];
+    if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
+    __syncthreads();
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const double dear = fmax((double)GAP, (double)HOMOPOLYMER_GAP);
+    const unsigned char* A = codes + offsets[pa[k]];
+    const unsigned char* B = codes + offsets[pb[k]];
+    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
+    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+    double band[SLOTS];
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) {
+        const int j = t - WIDTH;
+        band[t] = j >= 0 && j <= lb ? GAP * (double)j : INF;
+    }
+    double last_col = GAP * (double)lb;
+    for (int i = 1; i < la; i++) {
+        const double* subst_a = s_subst + 4 * A[i - 1];
+        const int j_left = i - WIDTH - 1;
+        const double left = j_left == 0 ? GAP * (double)i : INF;
+#pragma unroll
+        for (int t = 0; t < SLOTS; t++) {
+            const int j = i + t - WIDTH;
+            if (j == 0) {
+                band[t] = GAP * (double)i;
+            } else if (j > 0 && j <= lb) {
+                const double up = t + 1 < SLOTS ? band[t + 1]
+                                  : (j == lb ? last_col : (i == 1 ? GAP * (double)j : INF));
+                const double l = t > 0 ? band[t - 1] : left;
+                const double gap_col = j == lb ? 0.0 : 1.0;
+                band[t] = fmin(fmin(__dadd_rn(band[t], subst_a[B[j - 1]]), __dadd_rn(l, dear)),
+                               __dadd_rn(up, __dmul_rn(dear, gap_col)));
+                if (j == lb) last_col = band[t];
+            }
+        }
+        if (abs(lb - i) > WIDTH) {
+            const double l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
+                             : (lb - 1 == 0 ? GAP * (double)i : INF);
+            const double d = i == 1 ? GAP * (double)(lb - 1)
+                             : (lb - 1 == 0 ? GAP * (double)(i - 1) : INF);
+            last_col = fmin(fmin(__dadd_rn(d, subst_a[B[lb - 1]]), __dadd_rn(l, dear)),
+                            __dadd_rn(last_col, 0.0));
+        }
+    }
+    double prev[SLOTS];
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
+    const double* subst_a = s_subst + 4 * A[la - 1];
+    double left = GAP * (double)la;
+    double up = la == 1 ? 0.0 : GAP * (double)(la - 1);  // (la - 1, 0)
+    for (int j = 1; j <= lb; j++) {
+        const double d = up;
+        const int o = j - (la - 1);
+        if (la == 1) up = GAP * (double)j;
+        else if (j == lb) up = last_col;
+        else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
+        else up = INF;
+        const double gap_col = j == lb ? 0.0 : 1.0;
+        left = fmin(fmin(__dadd_rn(d, subst_a[B[j - 1]]), __dadd_rn(left, 0.0)),
+                    __dadd_rn(up, __dmul_rn(dear, gap_col)));
+    }
+    out_upper[k] = left;
+}

@@ -1,0 +1,219 @@
+"""Numba CPU kernel of the banded SeqDist alignment with a certificate (docs/pruning.md).
+
+Only the cells of a band |j - i| <= width, the last row and the last column are computed.
+Each carries, beside the full kernel's cost, counts and move, whether it is *exact* (the
+same cost, counts and move as the full matrix's cell) and otherwise a lower bound on the
+full matrix's cost there; every cell also carries an upper bound. A cell outside the set
+is inexact with the lower bound cheapest_gap * |i - j| (any path to it makes that many
+gap moves, none of them free). A cell is exact when the candidates from exact neighbours
+(with a known gap cost) have a minimum strictly below every other candidate's lower
+bound: SeqDist's tie rule then picks among them what the full matrix picks. When the
+last cell is exact, cost and counts are the full kernel's, bit for bit.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..alignments import DIAG, LEFT, UP
+from ..common import unpack
+from .batch import pair_kernel
+from .seqdist import LEN_ONE, START, _diag_step
+
+INF = math.inf
+
+
+@njit(inline="always")
+def _neighbour(h, x, p, m, u, r, i, j, la, lb, width, gap_bound):
+    """Cell (i, j) from row buffer r when it was computed, else out of band (at least
+    gap_bound per diagonal away)."""
+    if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
+        return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
+    return gap_bound * abs(i - j), False, np.int64(0), np.int8(0), INF
+
+
+@njit(inline="always")
+def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
+          dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu):
+    """One cell: (cost or lower bound, exact, counts, move, upper bound)."""
+    eq_a = b == a
+    if lx:  # the left cell's move is known: the gap cost is the full matrix's
+        if lm == UP:
+            homopolymer = eq_a
+        elif lm == LEFT:
+            homopolymer = b == prev_b
+        else:
+            homopolymer = eq_a and b == prev_b
+        g_lo = g_hi = homopolymer_gap if homopolymer else gap
+    elif eq_a or b == prev_b:  # either gap cost is possible
+        g_lo, g_hi = min(gap, homopolymer_gap), max(gap, homopolymer_gap)
+    else:  # no move of the left cell makes a homopolymer gap here
+        g_lo = g_hi = gap
+    g_known = g_lo == g_hi
+    c1 = dh + subst_a[b]
+    c2 = lh + g_lo * gap_row
+    c3 = uh + g_lo * gap_col
+    e1 = dx
+    e2 = lx and (g_known or gap_row == 0.0)
+    e3 = ux and (g_known or gap_col == 0.0)
+    upper = min(du + subst_a[b], lu + g_hi * gap_row, uu + g_hi * gap_col)
+    if not (e1 and e2 and e3):
+        x1 = c1 if e1 else INF
+        x2 = c2 if e2 else INF
+        x3 = c3 if e3 else INF
+        exact_min = min(x1, x2, x3)
+        bound = min(c1 if not e1 else INF, c2 if not e2 else INF, c3 if not e3 else INF)
+        if not exact_min < bound:
+            return min(exact_min, bound), False, np.int64(0), np.int8(0), upper
+        c1, c2, c3 = x1, x2, x3  # the inexact ones are above the minimum: never chosen
+    if c1 < c2:
+        if c1 < c3:
+            return c1, True, _diag_step(dp, eq_a), np.int8(DIAG), c1
+        return c3, True, up + inc_col, np.int8(UP), c3
+    if c2 < c3:
+        return c2, True, lp + inc_row, np.int8(LEFT), c2
+    return c3, True, up + inc_col, np.int8(UP), c3
+
+
+@njit(nogil=True, cache=True)
+def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, h, x, p,
+              m, u):
+    """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
+
+    gap_bound: the scheme's cheapest_gap_shrunk. h, u (float64), x (bool), p (int64), m
+    (int8): scratch of shape (2, >= lb + 1).
+    Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
+    kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
+    an upper bound on it.
+    """
+    for j in range(lb + 1):
+        h[0, j] = u[0, j] = gap * j
+        x[0, j] = True
+        p[0, j] = START + j * LEN_ONE
+        m[0, j] = LEFT
+    for i in range(1, la + 1):
+        cur, prv = i & 1, 1 - (i & 1)
+        a = codes[sa + i - 1]
+        subst_a = subst[a]
+        last_row = i == la
+        gap_row = 0.0 if last_row else 1.0
+        inc_row = 0 if last_row else 1
+        h[cur, 0] = u[cur, 0] = gap * i
+        x[cur, 0] = True
+        p[cur, 0] = START + i * LEN_ONE
+        m[cur, 0] = UP
+        # the band's columns before the last, then the last column (the last row: all)
+        lo, hi = (1, lb - 1) if last_row else (max(1, i - width), min(lb - 1, i + width))
+        cells = max(0, hi - lo + 1) + 1
+        for k in range(cells):
+            j = lo + k if k < cells - 1 else lb
+            b = codes[sb + j - 1]
+            prev_b = codes[sb + j - 2] if j > 1 else -1
+            last_col = j == lb
+            dh, dx, dp, _, du = _neighbour(h, x, p, m, u, prv, i - 1, j - 1, la, lb, width,
+                                           gap_bound)
+            lh, lx, lp, lm, lu = _neighbour(h, x, p, m, u, cur, i, j - 1, la, lb, width,
+                                            gap_bound)
+            uh, ux, up, _, uu = _neighbour(h, x, p, m, u, prv, i - 1, j, la, lb, width,
+                                           gap_bound)
+            h[cur, j], x[cur, j], p[cur, j], m[cur, j], u[cur, j] = _cell(
+                a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row,
+                0.0 if last_col else 1.0, inc_row, 0 if last_col else 1,
+                dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
+    r = la & 1
+    return x[r, lb], h[r, lb], p[r, lb], u[r, lb]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, exact,
+                cost, packed, upper, max_len, chunk):
+    n = pa.shape[0]
+    nchunks = (n + chunk - 1) // chunk
+    for c in prange(nchunks):
+        h = np.empty((2, max_len + 1), dtype=np.float64)
+        u = np.empty((2, max_len + 1), dtype=np.float64)
+        x = np.empty((2, max_len + 1), dtype=np.bool_)
+        p = np.empty((2, max_len + 1), dtype=np.int64)
+        m = np.empty((2, max_len + 1), dtype=np.int8)
+        for k in range(c * chunk, min(n, (c + 1) * chunk)):
+            s, t = pa[k], pb[k]
+            exact[k], cost[k], packed[k], upper[k] = band_pair(
+                codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
+                offsets[t + 1] - offsets[t], subst, gap, homopolymer_gap, gap_bound, width,
+                h, x, p, m, u)
+
+
+def aligner(codes, offsets, scheme, threads: int | None = None):
+    """The contract's seqdist_band kernel: (pa, pb, width) -> exact (bool), cost (float64:
+    the full kernel's where exact, else a lower bound), length, matches, aligned, leading
+    (int32, the full kernel's where exact) and upper (float64, an upper bound on the
+    cost)."""
+
+    def align(pa, pb, width):
+        return pair_kernel(codes, offsets, threads, _band_batch,
+                           (scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
+                            scheme.cheapest_gap_shrunk, width),
+                           (np.bool_, np.float64, np.int64, np.float64),
+                           lambda exact, cost, packed, upper: (exact, cost, *unpack(packed),
+                                                                upper))(pa, pb)
+
+    return align
+
+
+@njit(inline="always")
+def _upper_of(u, r, i, j, la, lb, width):
+    """Upper bound at cell (i, j) from row buffer r: infinite outside the computed set."""
+    if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
+        return u[r, j]
+    return INF
+
+
+@njit(nogil=True, cache=True)
+def upper_pair(codes, sa, la, sb, lb, subst, gap, dearest_gap, width, u):
+    """An upper bound on the SeqDist cost of A = codes[sa:sa+la] against B: the cheapest
+    path through the band, the last row and the last column with every paid gap at
+    dearest_gap (docs/pruning.md, section 2). u: float64 scratch (2, >= lb + 1)."""
+    for j in range(lb + 1):
+        u[0, j] = gap * j
+    for i in range(1, la + 1):
+        cur, prv = i & 1, 1 - (i & 1)
+        subst_a = subst[codes[sa + i - 1]]
+        gap_row = 0.0 if i == la else 1.0
+        u[cur, 0] = gap * i
+        lo, hi = (1, lb - 1) if i == la else (max(1, i - width), min(lb - 1, i + width))
+        cells = max(0, hi - lo + 1) + 1
+        for k in range(cells):
+            j = lo + k if k < cells - 1 else lb
+            gap_col = 0.0 if j == lb else 1.0
+            u[cur, j] = min(_upper_of(u, prv, i - 1, j - 1, la, lb, width)
+                            + subst_a[codes[sb + j - 1]],
+                            _upper_of(u, cur, i, j - 1, la, lb, width) + dearest_gap * gap_row,
+                            _upper_of(u, prv, i - 1, j, la, lb, width) + dearest_gap * gap_col)
+    return u[la & 1, lb]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _upper_batch(codes, offsets, pa, pb, subst, gap, dearest_gap, width, upper, max_len,
+                 chunk):
+    n = pa.shape[0]
+    for c in prange((n + chunk - 1) // chunk):
+        u = np.empty((2, max_len + 1), dtype=np.float64)
+        for k in range(c * chunk, min(n, (c + 1) * chunk)):
+            s, t = pa[k], pb[k]
+            upper[k] = upper_pair(codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
+                                  offsets[t + 1] - offsets[t], subst, gap, dearest_gap,
+                                  width, u)
+
+
+def upper(codes, offsets, scheme, threads: int | None = None):
+    """The contract's seqdist_upper kernel: (pa, pb, width) -> upper (float64), an upper
+    bound on each pair's cost."""
+
+    def bound(pa, pb, width):
+        return pair_kernel(codes, offsets, threads, _upper_batch,
+                           (scheme.matrix(), scheme.gap, scheme.dearest_gap, width),
+                           (np.float64,), lambda values: values)(pa, pb)
+
+    return bound

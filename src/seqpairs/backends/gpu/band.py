@@ -1,0 +1,102 @@
+"""The banded SeqDist alignment with a certificate on the GPU (gpu_kernels/band.cu), bit
+for bit what backends/cpu/band.py computes (docs/pruning.md)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..common import check_lengths, unpack
+from .kernels import BLOCK, VARIANTS, seqdist_defines
+from .launch import PAIR_BYTES, check_written, device_pairs, free_bytes, in_runs
+
+# Half-widths of the band the GPU runs: one compiled variant each (kernels.VARIANTS).
+WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
+               if name.startswith("seqdist_band_"))
+UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
+                     if name.startswith("seqdist_upper_"))
+# What a band cell costs against a cell of the screen that aligns the rest: measured on an
+# H100 (benchmarks/RESULTS.md, "Exact pruning"), the band 97 and 90 G cells/s, the screen 899.
+COST = {8: 9.3, 12: 10.0}
+# seqdist_upper's, from the same H100's end-to-end runs: about 330 G cells/s
+UPPER_COST = 2.7
+POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
+
+
+def runs(count: int, per_item: int, launch, what: str):
+    """launch(start, stop) over runs of at most a quarter of the free memory."""
+    step = max(BLOCK, free_bytes() // 4 // per_item // BLOCK * BLOCK)
+    return in_runs(count, lambda start, most: min(count, start + min(step, most)), launch,
+                   BLOCK, what)
+
+
+def aligner(codes, offsets, scheme, threads=None):
+    """The contract's seqdist_band kernel on the current GPU: (pa, pb, width) -> exact,
+    cost, length, matches, aligned, leading, upper (device arrays for device inputs, host
+    arrays for host inputs); width one of WIDTHS. `threads` is the CPU's and ignored."""
+    import cupy
+
+    check_lengths(offsets)
+    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    d_subst = cupy.asarray(scheme.matrix().ravel())
+    defines = seqdist_defines(scheme)
+
+    def align(pa, pb, width):
+        if width not in WIDTHS:
+            raise ValueError(f"the GPU band has half-widths {WIDTHS}, not {width}")
+        kernel = VARIANTS[f"seqdist_band_{width}"].with_defines(**defines).function_handle()
+        pa, pb, on_host = device_pairs(pa, pb)
+
+        def launch(start, stop):
+            m = stop - start
+            exact = cupy.zeros(m, dtype=cupy.uint8)
+            cost = cupy.full(m, np.nan, dtype=cupy.float64)
+            packed = cupy.full(m, POISON, dtype=cupy.uint64)
+            upper = cupy.full(m, np.nan, dtype=cupy.float64)
+            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,),
+                   (d_codes, d_offsets, pa[start:stop], pb[start:stop], np.int32(m), d_subst,
+                    exact, cost, packed, upper))
+            return exact, cost, packed, upper
+
+        if len(pa):
+            exact, cost, packed, upper = runs(len(pa), BAND_PAIR_BYTES, launch, "pairs")
+            check_written(cupy.isnan(cost) | cupy.isnan(upper), len(pa), "band results")
+        else:
+            exact, cost, upper = cupy.empty(0, cupy.uint8), cupy.empty(0), cupy.empty(0)
+            packed = cupy.empty(0, cupy.uint64)
+        out = (exact.astype(bool), cost, *unpack(packed.view(cupy.int64)), upper)
+        return tuple(a.get() for a in out) if on_host else out
+
+    return align
+
+
+def upper(codes, offsets, scheme, threads=None):
+    """The contract's seqdist_upper kernel on the current GPU: (pa, pb, width) -> upper
+    (float64), an upper bound on each pair's cost; width one of UPPER_WIDTHS."""
+    import cupy
+
+    check_lengths(offsets)
+    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    d_subst = cupy.asarray(scheme.matrix().ravel())
+    defines = seqdist_defines(scheme)
+
+    def bound(pa, pb, width):
+        if width not in UPPER_WIDTHS:
+            raise ValueError(f"the GPU's upper bounds have half-widths {UPPER_WIDTHS}, not {width}")
+        kernel = VARIANTS[f"seqdist_upper_{width}"].with_defines(**defines).function_handle()
+        pa, pb, on_host = device_pairs(pa, pb)
+
+        def launch(start, stop):
+            m = stop - start
+            out = cupy.full(m, np.nan, dtype=cupy.float64)
+            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,),
+                   (d_codes, d_offsets, pa[start:stop], pb[start:stop], np.int32(m), d_subst, out))
+            return (out,)
+
+        if len(pa):
+            (out,) = runs(len(pa), PAIR_BYTES + 8, launch, "pairs")
+            check_written(cupy.isnan(out), len(pa), "upper bounds")
+        else:
+            out = cupy.empty(0)
+        return out.get() if on_host else out
+
+    return bound

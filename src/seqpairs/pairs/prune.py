@@ -1,0 +1,220 @@
+"""Exact pruning of the distance stage's sparse outputs (docs/pruning.md has the proofs).
+
+The edge list keeps a pair when its SeqDist distance is at most max_distance or its
+identity bound (iddef) reaches candidate_identity. Most pairs of a dataset do neither, and
+neither test needs every pair's alignment:
+
+1. a counting filter: q-gram counts (backend.qgram_shared) below the least that a kept
+   pair can have (its edits are bounded by the thresholds; under an identity test, with
+   an upper bound on its cost from backend.seqdist_upper) drop a pair for certain;
+2. banded alignments with a certificate (backend.seqdist_band), band after band
+   (backend.band_cost: the widths, narrowest first, and what a band cell costs): a
+   certified pair has the full matrix's cost and counts bit for bit; an uncertified one
+   still gives bounds on its cost, which drop it when they prove it fails both tests;
+3. what is left is aligned in full (backend.seqdist; or the caller's `rest`, which may
+   screen first and return only the pairs that may be kept).
+
+The pairs that reach the caller carry exactly the full kernel's values and include every
+pair the thresholds keep, so the edge list is the same bytes as without pruning.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+Q = 8  # q-gram length of the counting filter
+QGRAM_MEMORY = 64 << 20  # bytes for the q-gram bitsets of all sequences
+# Slack on the thresholds: the tests compare floating-point quotients, whose rounding
+# could pass a pair whose real quotient is a hair beyond the threshold.
+SLACK = 2.0**-40
+IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter can bound
+UPPER_WIDTH = 8  # half-width of the band of the upper bounds the counting filter reads
+# Each batch's upper bounds and bands are tried on every SAMPLE-th pair, and run on the
+# others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
+# smaller ones run everything).
+SAMPLE, MIN_SAMPLE = 16, 64
+
+
+def qgram_bits(n: int, q: int = Q, memory: int = QGRAM_MEMORY) -> int:
+    """Bits per sequence's q-gram bitset: all 4^q q-grams when memory allows, else fewer
+    (folded by a hash), at least 2^10."""
+    fits = int(math.log2(max(memory * 8 // max(n, 1), 1)))
+    return max(10, min(2 * q, fits))
+
+
+def distance_edits(shortest, max_distance: float, cheapest_edit: float):
+    """The most mismatches plus counted gap columns (E') a path of a pair with `shortest`
+    as the shorter length can have at distance <= max_distance: cheapest_edit * E' <=
+    cost <= max_distance * (matches + E'), matches <= shortest. None: no bound."""
+    d = max_distance * (1 + SLACK)
+    if not d < cheapest_edit:
+        return None
+    return np.floor(shortest * (d / (cheapest_edit - d)) * (1 + SLACK))
+
+
+def distance_qgrams(shortest, max_distance: float, cheapest_edit: float, q: int = Q):
+    """The fewest shared q-grams (qgram_shared) of a pair within max_distance: -inf where
+    there is no bound."""
+    if max_distance == -math.inf:
+        return math.inf  # no pair passes
+    edits = distance_edits(shortest, max_distance, cheapest_edit)
+    if edits is None:
+        return -math.inf
+    return shortest - (q + 1) * edits - q + 1
+
+
+def identity_qgrams(shortest, upper, identity: float, cheapest_gap: float, q: int = Q):
+    """The fewest shared q-grams of a pair whose path has iddef 2 identity >= identity,
+    given `upper`, an upper bound on its cost: the path's aligned columns K are at least
+    shortest - upper / cheapest_gap (the rest are gap columns that are paid for) and hold
+    at most (1 - identity) K edits. -inf where there is no bound."""
+    slack = (1 - identity * (1 - SLACK))
+    per_column = 1 - (q + 1) * slack
+    if not (per_column > 0 and cheapest_gap > 0):
+        return -math.inf
+    k = np.maximum(1.0, shortest - upper / cheapest_gap * (1 + SLACK))
+    return k * per_column - q + 1
+
+
+class Pruner:
+    """The exact values of the pairs that the thresholds may keep, computed with as little
+    alignment as the bounds allow. Call it with pair indices (the backend's arrays):
+    returns (positions of the pairs it kept, in order; cost, length, matches, aligned,
+    leading of those pairs), the same values as the backend's full seqdist kernel."""
+
+    def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
+                 iddef, band_cost=None, rest=None):
+        xp = backend.xp
+        self.xp = xp
+        self.lengths = xp.asarray(seqs.lengths)
+        if rest is None:
+            align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
+
+            def rest(i, j):
+                return xp.arange(len(i)), *align(i, j)
+        self.rest = rest
+        self.band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, threads)
+        self.upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, threads)
+        self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q, qgram_bits(seqs.n),
+                                           threads)
+        self.max_distance = max_distance
+        self.identity = candidate_identity
+        self.bound_identity = candidate_identity is not None and iddef == IDDEF_WITH_BOUND
+        self.cheapest_gap = scheme.cheapest_gap
+        self.cheapest_edit = scheme.cheapest_edit
+        self.band_cost = backend.band_cost if band_cost is None else band_cost
+        self.upper_cost = backend.upper_cost
+        self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
+        self.stats.update({f"band {w}": 0 for w in self.band_cost})
+        self.stats.update({f"certified {w}": 0 for w in self.band_cost})
+
+    def summary(self) -> str:
+        """Where the pairs were decided, for the log."""
+        return ", ".join(f"{name} {count}" for name, count in self.stats.items())
+
+    def _distance_fails(self, shared, shortest, total, lower):
+        """Pairs proved beyond max_distance: too few q-grams, or a cost above
+        max_distance * (la + lb) (the length never exceeds la + lb)."""
+        fails = shared < distance_qgrams(shortest, self.max_distance, self.cheapest_edit)
+        if lower is not None:
+            fails |= lower > self.max_distance * (1 + SLACK) * total
+        return fails
+
+    def _identity_fails(self, shared, shortest, upper):
+        """Pairs proved below candidate_identity (none when it has no bound)."""
+        xp = self.xp
+        if self.identity is None:
+            return xp.ones(len(shared), dtype=bool)
+        if not self.bound_identity:
+            return xp.zeros(len(shared), dtype=bool)
+        return shared < identity_qgrams(shortest, upper, self.identity, self.cheapest_gap)
+
+    def _band(self, i, j, pending, width, shared, shortest, total, found):
+        """One band over the pending pairs: the certified ones join `found`; returns the
+        pairs neither certified nor proved to fail."""
+        self.stats[f"band {width}"] += len(pending)
+        exact, cost, *counts, upper = self.band(i[pending], j[pending], width)
+        found.append((pending[exact], cost[exact], *(c[exact] for c in counts)))
+        self.stats[f"certified {width}"] += int(exact.sum())
+        rest = ~exact
+        pending, cost, upper = pending[rest], cost[rest], upper[rest]
+        fails = (self._distance_fails(shared[pending], shortest[pending], total[pending], cost)
+                 & self._identity_fails(shared[pending], shortest[pending], upper))
+        return pending[~fails]
+
+    def _upper_fails(self, i, j, suspects, shared, shortest, fails) -> bool:
+        """Marks in `fails` the suspects (pairs that fail the distance test) whose upper
+        bound proves they fail the identity test; returns whether that paid: the cells
+        spared outweigh the bound's cells times upper_cost."""
+        if len(suspects) == 0:
+            return False
+        upper = self.upper(i[suspects], j[suspects], UPPER_WIDTH)
+        proved = self._identity_fails(shared[suspects], shortest[suspects], upper)
+        fails[suspects] = proved
+        la, lb = self.lengths[i[suspects]], self.lengths[j[suspects]]
+        spared = float((la * lb)[proved].sum())
+        return spared > self.upper_cost * float(((2 * UPPER_WIDTH + 1) * la + la + lb).sum())
+
+    def _bands(self, i, j, pending, widths, shared, shortest, total, found):
+        """The pending pairs through the bands `widths` in turn; returns those left and, per
+        band, whether it paid: the cells it spared the rest are more than its own cells
+        cost (band_cost)."""
+        paid = {}
+        for width in widths:
+            if len(pending) == 0:
+                break
+            la, lb = self.lengths[i[pending]], self.lengths[j[pending]]
+            before = float((la * lb).sum())
+            band_cells = float(((2 * width + 1) * la + la + lb).sum())
+            left = self._band(i, j, pending, width, shared, shortest, total, found)
+            spared = before - float((self.lengths[i[left]] * self.lengths[j[left]]).sum())
+            paid[width] = spared > self.band_cost[width] * band_cells
+            pending = left
+        return pending, paid
+
+    def __call__(self, i, j):
+        xp = self.xp
+        n = len(i)
+        la, lb = self.lengths[i], self.lengths[j]
+        shortest, total = xp.minimum(la, lb).astype(np.float64), (la + lb).astype(np.float64)
+        shared = self.shared(i, j)
+        pending = xp.arange(n)
+        distance_fails = self._distance_fails(shared, shortest, total, None)
+        if self.identity is None:  # the counting filter alone decides the distance test
+            pending = pending[~distance_fails]
+        elif self.bound_identity:  # and with an upper bound on the cost, the identity test
+            fails = xp.zeros(n, dtype=bool)
+            suspects = pending[distance_fails]
+            if len(suspects) >= SAMPLE * MIN_SAMPLE:  # on the others only if it paid here
+                others = xp.ones(len(suspects), dtype=bool)
+                others[::SAMPLE] = False
+                paid = self._upper_fails(i, j, suspects[::SAMPLE], shared, shortest, fails)
+                suspects = suspects[others] if paid else suspects[:0]
+            self._upper_fails(i, j, suspects, shared, shortest, fails)
+            pending = pending[~fails]
+        self.stats["pairs"] += n
+        self.stats["qgrams"] += n - len(pending)
+        found = []  # (positions, values) of exact pairs
+        widths = list(self.band_cost)
+        if len(pending) >= SAMPLE * MIN_SAMPLE:
+            # every band on a sample; on the other pairs only the bands that paid there
+            # (the values are the same whichever bands run)
+            others = xp.ones(len(pending), dtype=bool)
+            others[::SAMPLE] = False
+            left, paid = self._bands(i, j, pending[::SAMPLE], widths, shared, shortest, total,
+                                     found)
+            pending, _ = self._bands(i, j, pending[others], [w for w in widths if paid.get(w)],
+                                     shared, shortest, total, found)
+            pending = xp.concatenate((left, pending))
+        else:
+            pending, _ = self._bands(i, j, pending, widths, shared, shortest, total, found)
+        if len(pending):
+            self.stats["full"] += len(pending)
+            positions, *values = self.rest(i[pending], j[pending])
+            found.append((pending[positions], *values))
+        if not found:
+            return xp.empty(0, dtype=np.int64), xp.empty(0), *[xp.empty(0, np.int32)] * 4
+        columns = [xp.concatenate(c) for c in zip(*found)]
+        order = xp.argsort(columns[0])
+        return tuple(c[order] for c in columns)

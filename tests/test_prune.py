@@ -1,0 +1,301 @@
+"""Exact pruning (pairs/prune.py, docs/pruning.md) against the full computation: the banded
+kernel's certificate and bounds, the q-gram counts, the bounds' lemmas, and the kept pairs
+with their values, on adversarial pairs (homopolymers, length differences, free trailing
+gaps, ties) and on the real datasets; the CLI's outputs with and without --no-prune."""
+import dataclasses
+import gzip
+import math
+
+import numpy as np
+import pytest
+from Bio import SeqIO
+
+from seqpairs import backends, scoring
+from seqpairs.formats.fasta import SequenceSet
+from seqpairs.pairs import prune
+from seqpairs.pairs.identity import upper_bound
+from seqpairs.scoring.alphabet import encode_all as encode
+from seqpairs.scoring.seqdist import SeqDistScheme
+
+CPU = backends.select("cpu")
+SEQDIST = scoring.get("seqdist")
+# Every cost 4: ties everywhere, so the tie rule decides most cells.
+TIES = SeqDistScheme("ACGT", tuple(tuple(0.0 if a == b else 4.0 for b in range(4))
+                                   for a in range(4)), gap=4.0, homopolymer_gap=4.0)
+# Gap costs that are not binary fractions, cheaper than mismatches.
+ODD = SeqDistScheme("ACGT", tuple(tuple(0.0 if a == b else 9.3 for b in range(4))
+                                  for a in range(4)), gap=3.1, homopolymer_gap=0.7)
+
+
+def mutate(rng, seq, rate, indel_rate=None):
+    """seq with substitutions at `rate`, single insertions and deletions each at
+    `indel_rate` (default: `rate`)."""
+    indel_rate = rate if indel_rate is None else indel_rate
+    out = []
+    for c in seq:
+        r = rng.random()
+        if r < rate:
+            out.append("ACGT"[rng.integers(4)])
+        elif r < rate + indel_rate:
+            continue
+        elif r < rate + 2 * indel_rate:
+            out.extend((c, "ACGT"[rng.integers(4)]))
+        else:
+            out.append(c)
+    return "".join(out) or "A"
+
+
+def homopolymers(rng, runs):
+    return "".join("ACGT"[rng.integers(4)] * int(rng.integers(1, 9)) for _ in range(runs))
+
+
+def adversarial(seed=0):
+    """Sequences whose pairs are hard for banding and counting: close and far relatives,
+    homopolymer runs, prefixes and extensions (free trailing gaps), large length
+    differences, tiny and unrelated sequences."""
+    rng = np.random.default_rng(seed)
+    root = "".join(rng.choice(list("ACGT"), 120))
+    hom = homopolymers(rng, 30)
+    seqs = [root, root[:60], root[30:], root + "".join(rng.choice(list("ACGT"), 80)),
+            "T" * 40 + root, root[::-1], hom, hom[:-5], "A" * 50, "A" * 53 + "C",
+            "ACGT" * 20, "G" + "A" * 30, "G" + "C" * 30, "C", "GA", "ACGTACGT"]
+    for rate in (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.4):
+        seqs += [mutate(rng, root, rate), mutate(rng, hom, rate)]
+    seqs += ["".join(rng.choice(list("ACGT"), n)) for n in (10, 80, 150)]
+    return seqs
+
+
+def sequence_set(seqs):
+    codes, offsets = encode(seqs)
+    return SequenceSet([f"s{k}" for k in range(len(seqs))], list(seqs),
+                       np.ones(len(seqs), np.int64), codes, offsets)
+
+
+def all_pairs(n):
+    pa, pb = np.tril_indices(n, -1)
+    return pa.astype(np.int64), pb.astype(np.int64)
+
+
+def same(a, b):
+    return np.array_equal(np.asarray(a).view(np.int64) if np.asarray(a).dtype == np.float64
+                          else a, np.asarray(b).view(np.int64) if np.asarray(b).dtype ==
+                          np.float64 else b)
+
+
+@pytest.mark.parametrize("scheme", [SEQDIST, TIES, ODD], ids=["seqdist", "ties", "odd"])
+def test_band_certificate_is_the_full_kernel(scheme):
+    seqs = sequence_set(adversarial(1))
+    pa, pb = all_pairs(seqs.n)
+    full = CPU.seqdist(seqs.codes, seqs.offsets, scheme)(pa, pb)
+    band = CPU.seqdist_band(seqs.codes, seqs.offsets, scheme)
+    certified = 0
+    for width in (0, 1, 2, 5, 16, 200):
+        exact, cost, *counts, upper = band(pa, pb, width)
+        assert same(cost[exact], full[0][exact]), width
+        for got, want in zip(counts, full[1:]):
+            assert np.array_equal(got[exact], want[exact]), width
+        assert np.all(cost[~exact] <= full[0][~exact]), width  # lower bounds
+        assert np.all(upper >= full[0]), width
+        certified += int(exact.sum())
+        if width == 200:  # a band wider than every sequence is the full matrix
+            assert exact.all()
+    assert certified > len(pa)  # the narrow bands certify pairs too
+
+
+@pytest.mark.parametrize("scheme", [SEQDIST, TIES, ODD], ids=["seqdist", "ties", "odd"])
+def test_upper_bounds_are_above_the_cost(scheme):
+    seqs = sequence_set(adversarial(7))
+    pa, pb = all_pairs(seqs.n)
+    cost = CPU.seqdist(seqs.codes, seqs.offsets, scheme)(pa, pb)[0]
+    upper = CPU.seqdist_upper(seqs.codes, seqs.offsets, scheme)
+    for width in (0, 2, 8, 40):
+        bound = upper(pa, pb, width)
+        assert np.all(bound >= cost), width
+        assert np.any(bound == cost), width  # tight where the band holds the path
+    if scheme is TIES:  # one gap cost: a band over the whole matrix is the recurrence
+        assert np.array_equal(upper(pa, pb, 500), cost)
+
+
+def test_band_widens_monotonically():
+    seqs = sequence_set(adversarial(2))
+    pa, pb = all_pairs(seqs.n)
+    band = CPU.seqdist_band(seqs.codes, seqs.offsets, SEQDIST)
+    previous = np.zeros(len(pa), bool)
+    for width in (0, 4, 8, 16, 32, 64):
+        exact = band(pa, pb, width)[0]
+        assert np.all(exact >= previous)  # a wider band loses no certificate
+        previous = exact
+
+
+def qgram_positions(a: str, b: str, q: int) -> int:
+    """Positions of a whose q-gram occurs in b (plainly)."""
+    grams = {b[k:k + q] for k in range(len(b) - q + 1)}
+    return sum(a[k:k + q] in grams for k in range(len(a) - q + 1))
+
+
+@pytest.mark.parametrize("bits", [16, 10, 6])
+def test_qgram_counts_are_at_least_the_exact_ones(bits):
+    seqs = adversarial(3)
+    s = sequence_set(seqs)
+    pa, pb = all_pairs(s.n)
+    got = CPU.qgram_shared(s.codes, s.offsets, 8, bits)(pa, pb)
+    want = np.array([min(qgram_positions(seqs[a], seqs[b], 8), qgram_positions(seqs[b], seqs[a], 8))
+                     for a, b in zip(pa, pb)])
+    if bits == 16:  # every 8-gram has its own bit
+        assert np.array_equal(got, want)
+    else:
+        assert np.all(got >= want) and np.any(got > want)
+
+
+def kept_by_full(seqs, scheme, max_distance, identity, iddef, pa, pb):
+    cost, *counts = CPU.seqdist(seqs.codes, seqs.offsets, scheme)(pa, pb)
+    keep = cost / counts[0] <= max_distance
+    if identity is not None:
+        keep |= upper_bound(iddef, seqs.lengths[pa], seqs.lengths[pb], *counts) >= identity
+    return keep, (cost, *counts)
+
+
+def test_bounds_hold_for_every_kept_pair():
+    """The lemmas of docs/pruning.md on pairs that pass: their q-gram counts reach the
+    bounds (checked here on the exact counts, without the bitsets' collisions)."""
+    rng = np.random.default_rng(4)
+    root = "".join(rng.choice(list("ACGT"), 300))
+    seqs = [mutate(rng, root, rate) for rate in np.repeat([0.0, 0.003, 0.01, 0.02], 6)]
+    s = sequence_set(seqs)
+    pa, pb = all_pairs(s.n)
+    for max_distance, identity in ((0.1, None), (0.3, None), (-math.inf, 0.97),
+                                   (-math.inf, 0.95)):
+        keep, (cost, length, matches, aligned, leading) = kept_by_full(
+            s, SEQDIST, max_distance, identity, 2, pa, pb)
+        exact = np.array([min(qgram_positions(seqs[a], seqs[b], prune.Q),
+                              qgram_positions(seqs[b], seqs[a], prune.Q))
+                          for a, b in zip(pa, pb)])
+        shortest = np.minimum(s.lengths[pa], s.lengths[pb]).astype(float)
+        if identity is None:
+            bound = prune.distance_qgrams(shortest, max_distance, SEQDIST.cheapest_edit)
+        else:
+            bound = prune.identity_qgrams(shortest, cost, identity, SEQDIST.cheapest_gap)
+        assert keep.any() and np.all(exact[keep] >= bound[keep])
+
+
+CASES = [  # (max_distance, candidate identity, iddef)
+    (0.1, 0.97, 2), (0.1, None, 2), (0.3, None, 2), (-math.inf, 0.97, 2), (-math.inf, 0.9, 2),
+    (0.1, 0.97, 0), (0.1, 0.97, 1), (0.05, 0.99, 3), (0.0, None, 2), (8.0, 0.5, 2)]
+
+
+def check_pruner(seqs, scheme, max_distance, identity, iddef, backend=CPU, **options):
+    """The pruner's pairs and values against the full kernel's; returns its stats."""
+    pa, pb = all_pairs(seqs.n)
+    keep, full = kept_by_full(seqs, scheme, max_distance, identity, iddef, pa, pb)
+    pruner = prune.Pruner(backend, seqs, scheme, None, max_distance, identity, iddef, **options)
+    positions, *values = pruner(pa, pb)
+    assert np.all(np.diff(positions) > 0)
+    assert np.all(np.isin(np.nonzero(keep)[0], positions))  # no kept pair lost
+    for got, want in zip(values, full):
+        assert same(got, want[positions])
+    return pruner.stats
+
+
+@pytest.mark.parametrize("max_distance,identity,iddef", CASES)
+@pytest.mark.parametrize("scheme", [SEQDIST, TIES, ODD], ids=["seqdist", "ties", "odd"])
+def test_pruner_keeps_every_kept_pair_exactly(scheme, max_distance, identity, iddef):
+    check_pruner(sequence_set(adversarial(5)), scheme, max_distance, identity, iddef)
+
+
+def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
+    monkeypatch.setattr(prune, "qgram_bits", lambda n: 8)  # many collisions
+    for widths in ((), (0,), (3, 7, 12)):
+        check_pruner(sequence_set(adversarial(6)), SEQDIST, 0.1, 0.97, 2,
+                     band_cost=dict.fromkeys(widths, 1.0))
+
+
+@pytest.mark.parametrize("cost", [0.0, 1e9])
+def test_pruner_whichever_stages_pay(cost):
+    """Stages that always pay and stages that never do (on the sample): the same pairs."""
+    backend = dataclasses.replace(CPU, upper_cost=cost, band_cost={4: cost, 16: cost})
+    seqs = sequence_set(adversarial(9) + community(10, 4, 6, 200, 0.1))
+    assert seqs.n * (seqs.n - 1) // 2 >= prune.SAMPLE * prune.MIN_SAMPLE  # sampled
+    stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
+    sample = -(-stats["pairs"] // prune.SAMPLE)
+    if cost:  # nothing paid on the sample: nothing ran beyond it
+        assert stats["band 4"] <= sample and stats["band 16"] <= sample
+    else:
+        assert stats["band 4"] > sample
+
+
+def community(seed, taxa, per_taxon, length, divergence):
+    """Taxa with substitutions (and a few indels) from a common root, about `divergence`
+    apart, and reads of each with about 1% errors."""
+    rng = np.random.default_rng(seed)
+    root = "".join(rng.choice(list("ACGT"), length))
+    seqs = []
+    for _ in range(taxa):
+        taxon = mutate(rng, root, divergence / 2, divergence / 40)
+        seqs += [mutate(rng, taxon, 0.003) for _ in range(per_taxon)]
+    return seqs
+
+
+def test_pruning_drops_most_pairs_of_a_diverse_community():
+    """Not only exact but useful: taxa about 15% apart leave few pairs to align in full."""
+    stats = check_pruner(sequence_set(community(7, 12, 5, 250, 0.15)), SEQDIST, 0.1, 0.97, 2)
+    assert stats["full"] < 0.1 * stats["pairs"], stats
+    assert stats["qgrams"] + sum(v for k, v in stats.items() if k.startswith("certified")) > 0
+
+
+def real_subset(path, count=150):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    fmt = "fastq" if "fastq" in path.name else "fasta"
+    with opener(path, "rt") as handle:
+        seqs = []
+        for record in SeqIO.parse(handle, fmt):
+            seq = str(record.seq).upper()
+            if set(seq) <= set("ACGT") and seq not in seqs:
+                seqs.append(seq)
+            if len(seqs) == count:
+                break
+    return seqs
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "sam1F.fastq.gz", "sam2F.fastq.gz",
+                                  "samPB.fastq.gz", "ten_16s.100.fa.gz"])
+def test_pruner_on_real_data(shared_data, name):
+    count = 40 if name in ("samPB.fastq.gz", "ten_16s.100.fa.gz") else 150
+    seqs = sequence_set(real_subset(shared_data / name, count))
+    for max_distance, identity in ((0.1, 0.97), (0.1, None), (-math.inf, 0.97)):
+        check_pruner(seqs, SEQDIST, max_distance, identity, 2)
+
+
+def write_fasta(path, seqs):
+    path.write_text("".join(f">s{k};size={len(seqs) - k}\n{s}\n" for k, s in enumerate(seqs)))
+    return path
+
+
+def test_cli_outputs_are_the_same_bytes_with_and_without_pruning(tmp_path, cli):
+    fasta = write_fasta(tmp_path / "u.fasta", adversarial(8) + community(9, 4, 4, 200, 0.1))
+    outputs = {}
+    for flag in ([], ["--no-prune"]):
+        tag = "full" if flag else "pruned"
+        code, _, err = cli("distance", "-i", fasta, "--backend", "cpu", "--max-distance", "0.2",
+                           "--candidate-identity", "0.95", "--edges", tmp_path / f"{tag}.npz",
+                           "--mothur", tmp_path / f"{tag}.dist", *flag)
+        assert code == 0, err
+        code, _, err = cli("filter", "-i", fasta, "--backend", "cpu", "--identity", "0.95",
+                           "-o", tmp_path / f"{tag}.tsv", *flag)
+        assert code == 0, err
+        outputs[tag] = [(tmp_path / f"{tag}{ext}").read_bytes() for ext in (".npz", ".dist", ".tsv")]
+    assert outputs["pruned"] == outputs["full"]
+    assert all(len(b) > 100 for b in outputs["full"])  # something was kept
+
+
+def test_pruning_is_used_only_where_it_can_pay():
+    from seqpairs.pairs.distance import pruner
+
+    seqs = sequence_set(adversarial(0)[:5])
+    args = dict(backend=CPU, seqs=seqs, scheme=SEQDIST, candidate_identity=0.97, iddef=2,
+                threads=None, rest=None)
+    assert pruner(**args, max_distance=0.1, dense=False, prune=True) is not None
+    for changed in (dict(max_distance=math.inf, dense=False, prune=True),
+                    dict(max_distance=0.1, dense=True, prune=True),
+                    dict(max_distance=0.1, dense=False, prune=False)):
+        assert pruner(**args, **changed) is None
+    assert CPU.band_cost  # at least one band before a full alignment
