@@ -121,6 +121,23 @@ def test_random_pairs_match_reference():
     check_against_reference(pairs)
 
 
+@pytest.mark.parametrize("count", [1, 63, 64, 65, 200])
+def test_lockstep_groups_of_any_lengths_match_reference(count):
+    """The kernel runs LANES pairs in lockstep, sorted by length: groups that are full,
+    short by one or over by one, and whose pairs differ in length from 1 to 90 letters
+    (shorter pairs' cells past their end are computed and never read)."""
+    from seqpairs.backends.cpu.seqdist import LANES
+
+    assert LANES == 64
+    rng = np.random.default_rng(count)
+    pairs = []
+    for _ in range(count):
+        a = random_seq(rng, int(rng.integers(1, 90)))
+        b = mutate(rng, a, 0.15) if rng.random() < 0.5 else random_seq(rng, int(rng.integers(1, 90)))
+        pairs.append((a, b) if rng.random() < 0.5 else (b, "A" * int(rng.integers(1, 4))))
+    check_against_reference(pairs)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text("ACGT", min_size=1, max_size=40), st.text("ACGT", min_size=1, max_size=40))
 def test_property_kernel_equals_reference(a, b):

@@ -213,7 +213,7 @@ def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
 def test_pruner_whichever_stages_pay(cost):
     """Stages that always pay and stages that never do (on the sample): the same pairs."""
     backend = dataclasses.replace(CPU, upper_cost=cost, band_cost={4: cost, 16: cost})
-    seqs = sequence_set(adversarial(9) + community(10, 4, 6, 200, 0.1))
+    seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
     assert seqs.n * (seqs.n - 1) // 2 >= prune.SAMPLE * prune.MIN_SAMPLE  # sampled
     stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
     sample = -(-stats["pairs"] // prune.SAMPLE)

@@ -1,4 +1,5 @@
-"""Numba CPU kernel of the SeqDist alignment (docs/seqdist.md), one row in memory.
+"""Numba CPU kernel of the SeqDist alignment (docs/seqdist.md): LANES pairs in lockstep,
+one row of each in memory; cell() is the same recurrence for one pair (the traceback's).
 
 Besides the cost H, each cell carries the counts of the path that the recurrence chose,
 packed as backends/common.py lays them out (length, matches, first, last). A gap move
@@ -14,14 +15,17 @@ import numpy as np
 from numba import njit, prange
 
 from ..alignments import DIAG, LEFT, UP
-from ..common import FIELD, FIELD_MASK, FIRST_SHIFT, LAST_SHIFT, unpack
-from .batch import pair_kernel
+from ..common import FIELD, FIELD_MASK, FIRST_SHIFT, LAST_SHIFT, check_lengths, unpack
+from .batch import set_threads
 
 LEN_ONE = np.int64(1)
 MATCH_ONE = np.int64(1) << FIELD
 LAST_MASK = np.int64(FIELD_MASK) << LAST_SHIFT
 FIRST_MASK = np.int64(FIELD_MASK) << FIRST_SHIFT
 START = FIRST_MASK  # counts of an empty path: length 0, no aligned pair yet
+# Pairs computed in lockstep, one per lane. A constant, and a multiple of 8, so that LLVM
+# vectorises the lane loops instead of unrolling them (AVX-512 holds 8 doubles).
+LANES = 64
 
 
 @njit(inline="always")
@@ -58,63 +62,132 @@ def cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p, up_h, up_p, subst_a
     return c3, up_p + inc_col, UP
 
 
-@njit(nogil=True, cache=True)
-def align_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, h_row, p_row):
-    """SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb] (columns).
+@njit(nogil=True, boundscheck=False, cache=True)
+def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
+         homopolymer_gap):
+    """Columns 1..width of one row of LANES pairs in lockstep: cell() written branch-free
+    over the lanes (one AVX-512 instruction does 8). H, P: the row (cost, packed counts),
+    [j * LANES + lane], holding the row above on entry; Bt: B's letters the same way (row 0
+    of it: no letter); dh/dp the cell up-left, lh/lp/lm the cell left (cost, counts, move).
+    Indices are unsigned so that Numba adds no wraparound, which would stop LLVM from
+    vectorising."""
+    for j in range(1, width + 1):
+        o = np.uint64(j * LANES)
+        q = np.uint64((j - 1) * LANES)
+        for k in range(LANES):
+            lane = np.uint64(k)
+            # every load is unconditional (selects after), so that LLVM if-converts
+            b, before = Bt[o + lane], Bt[q + lane]
+            move, up_h, up_p = lm[lane], H[o + lane], P[o + lane]
+            diag_p, left_h, left_p = dp[lane], lh[lane], lp[lane]
+            cost_0, cost_1, cost_2, cost_3 = s0[lane], s1[lane], s2[lane], s3[lane]
+            eq_a = b == a[lane]
+            eq_prev = b == before
+            # the homopolymer rule of cell(): UP -> eq_a, LEFT -> eq_prev, DIAG -> both
+            homopolymer = ((eq_a & (move != LEFT)) | (eq_prev & (move == LEFT))) & (
+                (move != DIAG) | eq_prev)
+            g = homopolymer_gap if homopolymer else gap
+            low = cost_0 if b == 0 else cost_1
+            high = cost_2 if b == 2 else cost_3
+            last_col = j == lb[lane]
+            c1 = dh[lane] + (low if b < 2 else high)
+            c2 = left_h + g * gap_row[lane]
+            c3 = up_h + g * (0.0 if last_col else 1.0)
+            is_diag = (c1 < c2) & (c1 < c3)
+            is_left = (c1 >= c2) & (c2 < c3)  # no NaN: c1 >= c2 is not (c1 < c2)
+            h = c2 if is_left else (c1 if is_diag else c3)
+            p = up_p + (np.int64(0) if last_col else LEN_ONE)
+            p = _diag_step(diag_p, eq_a) if is_diag else p
+            p = left_p + inc_row[lane] if is_left else p
+            dh[lane], dp[lane] = up_h, up_p
+            H[o + lane], P[o + lane] = h, p
+            lh[lane], lp[lane] = h, p
+            lm[lane] = LEFT if is_left else (DIAG if is_diag else UP)
 
-    h_row (float64) and p_row (int64) are scratch rows of at least lb + 1 entries.
-    Returns (cost, packed counts).
-    """
-    for j in range(lb + 1):
-        h_row[j] = gap * j
-        p_row[j] = START + j * LEN_ONE
-    for i in range(1, la + 1):
-        a = codes[sa + i - 1]
-        subst_a = subst[a]
-        last_row = i == la
-        gap_row = 0.0 if last_row else 1.0
-        inc_row = 0 if last_row else 1
-        diag_h, diag_p = h_row[0], p_row[0]
-        left_h = gap * i
-        left_p = START + i * LEN_ONE
-        h_row[0], p_row[0] = left_h, left_p
-        move = UP  # column 0 holds UP moves
-        prev_b = -1
-        for j in range(1, lb):
-            b = codes[sb + j - 1]
-            up_h, up_p = h_row[j], p_row[j]
-            left_h, left_p, move = cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p,
-                                        up_h, up_p, subst_a, gap, homopolymer_gap, gap_row,
-                                        1.0, inc_row, 1)
-            h_row[j], p_row[j] = left_h, left_p
-            diag_h, diag_p = up_h, up_p
-            prev_b = b
-        # last column: vertical gaps are free and not counted
-        b = codes[sb + lb - 1]
-        h, p, _ = cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p, h_row[lb],
-                       p_row[lb], subst_a, gap, homopolymer_gap, gap_row, 0.0, inc_row, 0)
-        h_row[lb], p_row[lb] = h, p
-    return h_row[lb], p_row[lb]
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At, Bt, H, P,
+           lanes):
+    """LANES pairs (pa, pb; fewer repeat the last) through the recurrence in lockstep;
+    their costs and counts into cost, packed. At, Bt, H, P and lanes are scratch."""
+    la, lb, a, inc_row, dp, lp, lm = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4], \
+        lanes[5], lanes[6]
+    floats = lanes[7:].view(np.float64)  # the lanes' float64 rows
+    s0, s1, s2, s3, gap_row, dh, lh = (floats[0], floats[1], floats[2], floats[3], floats[4],
+                                       floats[5], floats[6])
+    n = len(pa)
+    rows = cols = 0
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        la[k], lb[k] = offsets[x + 1] - offsets[x], offsets[y + 1] - offsets[y]
+        rows, cols = max(rows, la[k]), max(cols, lb[k])
+    At[:rows * LANES] = 0  # letters past a pair's end: any, their cells are never read
+    Bt[:(cols + 1) * LANES] = 0
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        for i in range(la[k]):
+            At[i * LANES + k] = codes[offsets[x] + i]
+        Bt[k] = -1
+        for j in range(lb[k]):
+            Bt[(j + 1) * LANES + k] = codes[offsets[y] + j]
+    for j in range(cols + 1):
+        for k in range(LANES):
+            H[j * LANES + k] = gap * j
+            P[j * LANES + k] = START + j * LEN_ONE
+    for i in range(1, rows + 1):
+        for k in range(LANES):
+            letter = At[(i - 1) * LANES + k]
+            a[k] = letter
+            s0[k], s1[k], s2[k], s3[k] = (subst[letter, 0], subst[letter, 1], subst[letter, 2],
+                                          subst[letter, 3])
+            last_row = i == la[k]
+            gap_row[k] = 0.0 if last_row else 1.0
+            inc_row[k] = 0 if last_row else 1
+            dh[k], dp[k] = H[k], P[k]
+            lh[k], lp[k] = gap * i, START + i * LEN_ONE
+            lm[k] = UP  # column 0 holds UP moves
+            H[k], P[k] = lh[k], lp[k]
+        _row(cols, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
+             homopolymer_gap)
+        for k in range(min(n, LANES)):
+            if i == la[k]:
+                cost[k], packed[k] = H[lb[k] * LANES + k], P[lb[k] * LANES + k]
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _align_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, max_len,
-                 chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
-        h_row = np.empty(max_len + 1, dtype=np.float64)
-        p_row = np.empty(max_len + 1, dtype=np.int64)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            x, y = pa[k], pb[k]
-            cost[k], packed[k] = align_pair(codes, offsets[x], offsets[x + 1] - offsets[x],
-                                            offsets[y], offsets[y + 1] - offsets[y], subst,
-                                            gap, homopolymer_gap, h_row, p_row)
+def _align_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, max_len):
+    groups = (len(pa) + LANES - 1) // LANES
+    for g in prange(groups):
+        At = np.empty(max_len * LANES, dtype=np.int64)
+        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+        H = np.empty((max_len + 1) * LANES, dtype=np.float64)
+        P = np.empty((max_len + 1) * LANES, dtype=np.int64)
+        lanes = np.empty((14, LANES), dtype=np.int64)
+        first, last = g * LANES, min(len(pa), (g + 1) * LANES)
+        _group(codes, offsets, pa[first:last], pb[first:last], subst, gap, homopolymer_gap,
+               cost[first:last], packed[first:last], At, Bt, H, P, lanes)
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist kernel: (pa, pb) -> cost (float64) and length, matches,
-    aligned, leading (int32) of the pairs (pa[k] as A, pb[k] as B), indices into offsets."""
-    return pair_kernel(codes, offsets, threads, _align_batch,
-                       (scheme.matrix(), scheme.gap, scheme.homopolymer_gap),
-                       (np.float64, np.int64), lambda cost, packed: (cost, *unpack(packed)))
+    aligned, leading (int32) of the pairs (pa[k] as A, pb[k] as B), indices into offsets.
+    The pairs go through the recurrence LANES at a time, sorted by their lengths so that
+    a group's shorter pairs wait little for its longer ones."""
+    subst = scheme.matrix()
+    lengths = np.diff(offsets)
+
+    def align(pa, pb):
+        pa = np.ascontiguousarray(pa, dtype=np.int64)
+        pb = np.ascontiguousarray(pb, dtype=np.int64)
+        cost, packed = np.empty(len(pa)), np.empty(len(pa), dtype=np.int64)
+        if len(pa):
+            set_threads(threads)
+            order = np.lexsort((lengths[pb], lengths[pa]))
+            sorted_cost, sorted_packed = np.empty_like(cost), np.empty_like(packed)
+            _align_batch(codes, offsets, pa[order], pb[order], subst, scheme.gap,
+                         scheme.homopolymer_gap, sorted_cost, sorted_packed,
+                         check_lengths(offsets))
+            cost[order], packed[order] = sorted_cost, sorted_packed
+        return (cost, *unpack(packed))
+
+    return align
