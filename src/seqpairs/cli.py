@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in STAGES:
         importlib.import_module(f"seqpairs.stages.{name}").register(sub)
+    # every subcommand's --help opens with its line of the list above
+    for choice in sub._choices_actions:  # argparse keeps those lines only there
+        command = sub.choices[choice.dest]
+        command.description = command.description or f"{choice.help[0].upper()}{choice.help[1:]}."
     return parser
 
 

@@ -16,7 +16,7 @@ stage's folder of sorted runs (formats/runs.py) is named and cleaned the same wa
 the suffix `.runs`.
 
 A write that fails for want of space, quota or permission is the user's to fix: it becomes
-a one-line UserError naming the output.
+a one-line UserError naming the output. A text output named `-` is standard output.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import secrets
 import shutil
 import socket
 import stat
+import sys
 from pathlib import Path
 
 from ..errors import UserError
@@ -42,9 +43,15 @@ KINDS = {stat.S_IFDIR: "a folder", stat.S_IFCHR: "a character device",
          stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
 
 
+STDIO = "-"  # an output (or input) path that means standard output (input)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path next to `path`; rename it onto `path` if the block succeeds."""
+    if str(path) == STDIO:
+        raise UserError("-: this output is a binary file; give it a file name (standard output "
+                        "takes text outputs only)")
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +78,13 @@ def atomic_path(path: str | os.PathLike):
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w"):
-    """Open a temporary file for writing; it becomes `path` only when the block succeeds."""
+    """Open a temporary file for writing; it becomes `path` only when the block succeeds.
+    `-` is standard output, written as it comes (a stream has nothing to replace)."""
+    if str(path) == STDIO:
+        stream = sys.stdout.buffer if "b" in mode else sys.stdout
+        yield stream
+        stream.flush()
+        return
     with atomic_path(path) as tmp, open(tmp, mode) as handle:
         yield handle
 

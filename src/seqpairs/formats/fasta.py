@@ -3,6 +3,7 @@ upper-case ACGT, decreasing abundance); the later stages read it (or any clean F
 here, as a SequenceSet for the all-pairs kernels or as per-record codes for PSSE."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +12,7 @@ from Bio import SeqIO
 from ..backends.common import MAX_LENGTH
 from ..errors import UserError, cannot_read
 from ..scoring.alphabet import DNA, encode_all
+from .atomic import STDIO
 
 # Abundances are int64 everywhere (ingest's tables, SequenceSet.sizes, OTU sums).
 INT64_MAX = 2**63 - 1
@@ -64,11 +66,12 @@ def _shown(text: str, most: int = 30) -> str:
 
 
 def records(path: str):
-    """(id without ;size=, abundance, upper-cased sequence) of each record; a missing file, a
-    file that is no FASTA and a FASTA without records are one UserError line."""
+    """(id without ;size=, abundance, upper-cased sequence) of each record (`-`: standard
+    input); a missing file, a file that is no FASTA and a FASTA without records are one
+    UserError line."""
     found = False
     try:
-        for rec in SeqIO.parse(path, "fasta"):
+        for rec in SeqIO.parse(sys.stdin if path == STDIO else path, "fasta"):
             found = True
             name, size = split_size(rec.id, f"{path}:{rec.id}")
             yield name, size, str(rec.seq).upper()

@@ -10,7 +10,7 @@ from ..cluster import run as cluster
 from ..cluster.inputs import read_abundance
 from ..errors import UserError
 from ..formats.fasta import read_unique_fasta
-from .options import MIN_RESOLUTION, fraction, number
+from .options import MIN_RESOLUTION, fraction, number, path_not_stdio
 
 log = logging.getLogger("seqpairs.cluster")
 
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
                    "default: 0.01)")
     p.add_argument("--cutoff", type=number(0.0), default=0.03,
                    help="hierarchical: clusters from merges below this distance (default: 0.03)")
-    p.add_argument("--identity", type=fraction, default=0.97,
+    p.add_argument("--identity", "--id", type=fraction, default=0.97,
                    help="greedy: join a centroid at identity >= this fraction (default: 0.97)")
     p.add_argument("--pairs", metavar="TSV",
                    help="greedy: the filter's kept pairs (columns query, target, id)")
@@ -76,5 +76,6 @@ def register(subparsers) -> None:
     p.add_argument("--fasta", metavar="FASTA", help="unique sequences (>ID;size=N), for centroids")
     p.add_argument("--abundance", metavar="TSV",
                    help="abundance table (id, samples..., total), for the OTU table")
-    p.add_argument("-o", "--output", required=True, metavar="PREFIX", help="output prefix")
+    p.add_argument("-o", "--output", required=True, metavar="PREFIX", type=path_not_stdio,
+                   help="output prefix")
     p.set_defaults(func=run)

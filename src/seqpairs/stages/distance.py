@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import backends, parallel, scoring
 from ..errors import UserError
+from ..formats.atomic import STDIO
 from ..formats.distances import (
     Edges,
     sequence_digest,
@@ -32,9 +33,18 @@ from ..pairs import tiling
 from ..pairs.distance import compute
 from ..pairs.identity import IDDEFS
 from ..parallel.mpi import DEFAULT_TIMEOUT
-from .options import MAX_MEMORY, MAX_RANK_TIMEOUT, fraction, number, shard, threads
+from .options import (
+    MAX_MEMORY,
+    MAX_RANK_TIMEOUT,
+    fraction,
+    number,
+    path_not_stdio,
+    shard,
+    threads,
+)
 
 MEMORY = 256  # MiB for the kept pairs, default of --memory
+BINARY_FORMATS = ("edges", "condensed")  # the --format outputs that cannot be standard output
 MIB = 1 << 20
 memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
@@ -56,6 +66,9 @@ def load_tiles(args, seqs):
 
 def run(args) -> None:
     if args.output:
+        if args.format in BINARY_FORMATS and args.output == STDIO:
+            raise UserError(f"-o -: --format {args.format} is a binary file; standard output "
+                            "takes text outputs only")
         setattr(args, args.format, args.output)
     dense = bool(args.seqdist or args.condensed or args.phylip)
     if not (args.edges or args.mothur or dense):
@@ -134,10 +147,11 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("seqdist", "edges", "condensed", "mothur", "phylip"),
                    default="edges",
                    help="format of -o (default edges)")
-    p.add_argument("--edges", help="sparse edge list (.npz)")
+    p.add_argument("--edges", type=path_not_stdio, help="sparse edge list (.npz)")
     p.add_argument("--seqdist", help="SeqDist text output")
     p.add_argument("--ids", action="store_true", help="write ids in the SeqDist text output")
-    p.add_argument("--condensed", help="condensed matrix (.npy, SciPy order)")
+    p.add_argument("--condensed", type=path_not_stdio,
+                   help="condensed matrix (.npy, SciPy order)")
     p.add_argument("--mothur", help="mothur column distances (.dist) of the pairs within "
                    "--max-distance")
     p.add_argument("--phylip", help="PHYLIP lower-triangular matrix (small N)")
@@ -163,7 +177,8 @@ def register(sub) -> None:
 
     m = sub.add_parser("merge", help="join the edge lists of distance shards into one")
     m.add_argument("-i", "--input", nargs="+", required=True, help="shard edge lists (.npz)")
-    m.add_argument("--edges", required=True, help="merged edge list (.npz)")
+    m.add_argument("--edges", required=True, type=path_not_stdio,
+                   help="merged edge list (.npz)")
     m.add_argument("--memory", type=memory, default=MEMORY, metavar="MIB",
                    help=f"memory for the pairs, in MiB; the shards are sorted runs, merged "
                    f"in a temporary folder beside the output (default {MEMORY})")

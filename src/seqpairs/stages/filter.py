@@ -58,7 +58,7 @@ def register(sub) -> None:
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
     p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
                    "here); it must hold every pair whose bound reaches --identity")
-    p.add_argument("--identity", type=fraction, required=True,
+    p.add_argument("--identity", "--id", type=fraction, required=True,
                    help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="vsearch's identity definition (default 2)")

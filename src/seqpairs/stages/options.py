@@ -1,4 +1,5 @@
-"""The argparse types of the stages' numeric options: every number is checked where it
+"""The argparse types of the stages' numeric options (and of outputs that cannot be
+standard output): every number is checked where it
 enters, with one error line (cli.main prints argparse's errors as `seqpairs: error:
 argument --OPTION: ...`). NaN is never a number here, and infinity only where an option
 says so. The bounds that size work or output are in limits.py.
@@ -25,6 +26,15 @@ from ..limits import (  # noqa: F401 (the bounds, for the stages' register())
     MAX_TILE_PAIRS,
     MIN_RESOLUTION,
 )
+
+
+def path_not_stdio(text: str) -> str:
+    """An argparse type: an output path other than `-`, for binary outputs, folders and
+    prefixes of several files (standard output takes single text outputs only)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError("give a path: standard output takes text outputs "
+                                         "only")
+    return text
 
 
 def integer(lo: int, hi: int | None = None):

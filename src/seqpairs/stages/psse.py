@@ -17,7 +17,7 @@ from ..formats.tables import read_tsv
 from ..report import psse_figures
 from ..scoring import LocalScheme
 from ..stats.psse import COLUMNS, score_and_fit, significance
-from .options import MAX_SEED, MAX_SHUFFLES, fraction, integer, threads
+from .options import MAX_SEED, MAX_SHUFFLES, fraction, integer, path_not_stdio, threads
 
 log = logging.getLogger("seqpairs.psse")
 # The registered schemes whose scores are the defaults, by alphabet.
@@ -121,5 +121,6 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=backends.NAMES, default="auto")
     p.add_argument("--threads", type=threads, default=None,
                    help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
-    p.add_argument("--plots", help="folder for the score histograms and the QQ plot (PNG)")
+    p.add_argument("--plots", type=path_not_stdio,
+                   help="folder for the score histograms and the QQ plot (PNG)")
     p.set_defaults(func=run)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..report.summary import Inputs, report
-from .options import non_negative_int
+from .options import non_negative_int, path_not_stdio
 
 
 def run(args) -> None:
@@ -34,5 +34,6 @@ def register(sub) -> None:
                    help="the distance stage's backend, as shown in the summary")
     p.add_argument("--gpus", type=non_negative_int, required=True,
                    help="GPUs, as shown in the summary")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", type=path_not_stdio,
+                   help="output folder")
     p.set_defaults(func=run)
