@@ -125,7 +125,8 @@ def test_tie_rule_follows_slots_hand_example(tmp_path):
         "(s3:5.000,((s2:1.000,s4:1.000):4.000,(s1:0.500,s0:0.500):4.500):0.000);\n")
     membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
     assert membership.to_dict("list") == {
-        "id": ids, "cluster": [1, 1, 2, 3, 2], "centroid": ["s0", "s0", "s2", "s3", "s2"]}
+        "id": ids, "cluster": [1, 1, 2, 3, 2], "otu": ["s0", "s0", "s2", "s3", "s2"],
+        "centroid": ["s0", "s0", "s2", "s3", "s2"]}
 
 
 def test_list_member_order_and_index_names(tmp_path):
@@ -323,8 +324,8 @@ def test_greedy_hand_example(tmp_path):
     membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
     assert membership.to_dict("list") == {
         "id": ["e", "a", "c", "b", "d"], "cluster": [1, 1, 2, 1, 2],
-        "centroid": ["a", "a", "c", "a", "c"]}
-    assert text(prefix + ".centroids.fasta") == ">a;size=19\nACGTC\n>c;size=10\nACGTG\n"
+        "otu": ["a", "a", "c", "a", "c"], "centroid": ["a", "a", "c", "a", "c"]}
+    assert text(prefix + ".centroids.fasta") == ">a\nACGTC\n>c\nACGTG\n"
 
 
 def write_psse(path, pairs, significant):
@@ -354,8 +355,8 @@ def test_greedy_with_psse_uses_only_significant_pairs(tmp_path):
     membership = pd.read_csv(prefix + ".membership.tsv", sep="\t")
     assert membership.to_dict("list") == {
         "id": ["e", "a", "c", "b", "d"], "cluster": [1, 1, 2, 2, 1],
-        "centroid": ["a", "a", "b", "b", "a"]}
-    assert text(prefix + ".centroids.fasta") == ">a;size=16\nACGTC\n>b;size=13\nACGTT\n"
+        "otu": ["a", "a", "b", "b", "a"], "centroid": ["a", "a", "b", "b", "a"]}
+    assert text(prefix + ".centroids.fasta") == ">a\nACGTC\n>b\nACGTT\n"
 
 
 def test_greedy_with_every_pair_significant_is_greedy_without_psse(tmp_path):
@@ -384,14 +385,14 @@ def test_otu_table_sums_equal_abundances(tmp_path):
     dist = write_dense(tmp_path / "d.dist", rng.uniform(0, 0.1, npairs(n)), ids)
     prefix = str(tmp_path / "o")
     assert main(["cluster", "-i", dist, "--fasta", fasta, "--abundance", str(tmp_path / "abundance.tsv"),
-                "--cutoff", "0.05", "-o", prefix]) == 0
+                "--cutoff", "0.05", "--sizeout", "-o", prefix]) == 0
     membership = pd.read_csv(prefix + ".membership.tsv", sep="\t", index_col="id")
     table = pd.read_csv(prefix + ".otu_table.tsv", sep="\t", index_col="cluster")
-    assert list(table.columns) == ["centroid", "soil", "lake", "gut", "total"]
+    assert list(table.columns) == ["otu", "centroid", "soil", "lake", "gut", "total"]
     assert 1 < len(table) < n
-    assert table.drop(columns="centroid").sum().to_dict() == counts.sum().to_dict()
+    assert table.drop(columns=["otu", "centroid"]).sum().to_dict() == counts.sum().to_dict()
     by_cluster = counts.groupby(membership.loc[counts.index, "cluster"]).sum()
-    assert (table.drop(columns="centroid") == by_cluster).all().all()
+    assert (table.drop(columns=["otu", "centroid"]) == by_cluster).all().all()
     totals = counts["total"]
     for number, row in table.iterrows():
         members = membership.index[membership["cluster"] == number]

@@ -105,7 +105,9 @@ def check_accounting(report: pd.DataFrame, abundance: pd.DataFrame) -> None:
 def test_two_samples_exact_outputs(tmp_path, two_samples, cli):
     a, b = two_samples
     args = ingest_args(tmp_path, a, b) + ["--min-length", "4", "--max-length", "8"]
-    assert cli(*args) == (0, "", "")
+    code, out, err = cli(*args)
+    assert (code, out) == (0, "")
+    assert "all samples: 13 records read, 9 kept" in err and "warning" not in err.lower()
     fasta, abundance, report = outputs(tmp_path)
 
     # r2 (U->T, lower case) merges into r1; q1 into r3; q2 (size 2) and q6 (U->T) into r7;

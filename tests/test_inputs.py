@@ -465,9 +465,9 @@ def test_one_unique_sequence_goes_through_every_stage(tmp_path, cli):
         assert len(read_tsv_plainly(d / name)) == 0
     for prefix in ("c", "g"):
         assert read_tsv_plainly(d / f"{prefix}.membership.tsv") == [
-            {"id": "r1", "cluster": "1", "centroid": "r1"}]
+            {"id": "r1", "cluster": "1", "otu": "r1", "centroid": "r1"}]
         assert read_tsv_plainly(d / f"{prefix}.otu_table.tsv") == [
-            {"cluster": "1", "centroid": "r1", "a": "2", "b": "1", "total": "3"}]
+            {"cluster": "1", "otu": "r1", "centroid": "r1", "a": "2", "b": "1", "total": "3"}]
     # FCluster lists thresholds below its last merge: with none, no line
     assert (d / "c.list").read_text() == (d / "c.otu").read_text() == ""
     summary = dict((r["item"], r["value"]) for r in read_tsv_plainly(d / "report" / "summary.tsv"))
@@ -534,7 +534,7 @@ def test_workflow_runs_the_edge_cases(tmp_path):
     for dataset in ("one", "one.complete"):
         assert read_unique_fasta(str(results / "ingest" / dataset / "unique.fasta")).n == 1
         membership = read_tsv_plainly(results / "cluster" / dataset / "otus.membership.tsv")
-        assert membership == [{"id": "r1", "cluster": "1", "centroid": "r1"}]
+        assert membership == [{"id": "r1", "cluster": "1", "otu": "r1", "centroid": "r1"}]
     assert read_tsv_plainly(results / "psse" / "one" / "psse.tsv") == []
     rows = {r["sample"]: r for r in read_tsv_plainly(results / "ingest" / "qc" / "report.tsv")}
     assert (rows["short"]["records"], rows["short"]["kept"]) == ("2", "0")

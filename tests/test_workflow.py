@@ -162,7 +162,7 @@ def read_fasta_ids(path: Path) -> list[str]:
 
 
 def tsv(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"id": str, "centroid": str})
+    return pd.read_csv(path, sep="\t", dtype={"id": str, "centroid": str, "otu": str})
 
 
 def results(run: Path, stage: str, dataset: str = "tiny") -> Path:
@@ -198,7 +198,8 @@ def test_every_target_log_and_benchmark_exists(run):
     assert not (results(run, "distance") / "seqdist.txt").exists()  # exports only on request
     greedy = results(run, "cluster", "tiny.greedy")
     assert sorted(p.name for p in greedy.iterdir()) == [
-        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv"]
+        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv",
+        "otus.shared", "otus.uc"]
 
 
 # docs/outputs.md documents every file and column of a run, with placeholders in the paths
@@ -467,7 +468,7 @@ def test_clusters_cover_every_unique_and_the_table_every_read(run, dataset):
     for column in SAMPLES + ["total"]:
         assert table[column].sum() == abundance[column].sum()
     centroids = read_fasta_ids(results(run, "cluster", dataset) / "otus.centroids.fasta")
-    assert sorted(centroids) == sorted(table["centroid"])
+    assert sorted(centroids) == sorted(table["centroid"]) == sorted(table["otu"])
     assert set(centroids) == set(membership["centroid"])
 
 

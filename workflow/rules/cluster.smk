@@ -14,7 +14,9 @@ rule cluster:
         membership="results/cluster/{dataset}/otus.membership.tsv",
         table="results/cluster/{dataset}/otus.otu_table.tsv",
         biom="results/cluster/{dataset}/otus.otu_table.biom",
+        shared="results/cluster/{dataset}/otus.shared",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
+        uc="results/cluster/{dataset}/otus.uc",
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
@@ -34,6 +36,8 @@ rule cluster:
                 "resolution": "--resolution",
                 "cutoff": "--cutoff",
                 "weighted": "--weighted",
+                "relabel": "--relabel",
+                "sizeout": "--sizeout",
             },
         ),
     shell:
@@ -55,7 +59,9 @@ rule cluster_pairs:
         membership="results/cluster/{dataset}/otus.membership.tsv",
         table="results/cluster/{dataset}/otus.otu_table.tsv",
         biom="results/cluster/{dataset}/otus.otu_table.biom",
+        shared="results/cluster/{dataset}/otus.shared",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
+        uc="results/cluster/{dataset}/otus.uc",
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
@@ -69,7 +75,13 @@ rule cluster_pairs:
             ".membership.tsv"
         ),
         options=stage_options(
-            "cluster", {"linkage": "--linkage", "filter.identity": "--identity"}
+            "cluster",
+            {
+                "linkage": "--linkage",
+                "filter.identity": "--identity",
+                "relabel": "--relabel",
+                "sizeout": "--sizeout",
+            },
         ),
         psse=option_of_input("--psse", "psse"),
     shell:

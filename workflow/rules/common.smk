@@ -498,7 +498,8 @@ def dataset_targets(dataset):
         f"results/distance/{dataset}/{EXPORTS[export]}"
         for export in p["distance"]["exports"]
     ]
-    outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "centroids.fasta"]
+    outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "shared"]
+    outputs += ["centroids.fasta", "uc"]
     if METHODS[p["cluster"]["linkage"]].reads != "pairs":
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]

@@ -44,6 +44,7 @@ pairs a caller should hand a kernel at a time. `threads` is the CPU's thread cou
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -70,6 +71,8 @@ class Backend:
     trace_affine: Callable | None = None
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)
+    # cells a kernel call takes at most (a caller's step: progress, memory); inf: no limit
+    cells_per_call: float = math.inf
     band_cost: dict[int, float] = field(default_factory=dict)
     upper_cost: float = 1.0  # seqdist_upper's cost of a cell, likewise
 

@@ -45,6 +45,8 @@ class Request:
     pairs: str | None = None  # greedy: the filter's kept pairs
     psse: str | None = None  # greedy: psse's table of those pairs
     identity: float = 0.97
+    relabel: str | None = None  # OTU ids PREFIX1, PREFIX2, ... instead of the centroids' ids
+    sizeout: bool = False  # ;size=N in the centroids FASTA's headers
 
 
 def run(request: Request) -> str:

@@ -49,7 +49,7 @@ from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..limits import MAX_LIST_LINES
 from .inputs import Distances, check_unique, read_distances
-from .otus import annotate, write_tables
+from .otus import Naming, annotate, write_tables
 
 # FCluster's tolerance when it counts the thresholds below its last merge.
 THRESHOLD_EPS = 1e-7
@@ -360,7 +360,8 @@ def cluster(request) -> str:
     flat = FlatClusters(tree, names)
     flat.advance(r.cutoff)
     clusters = flat.clusters()
-    written = write_tables(r.prefix, clusters, names, note)
+    written = write_tables(r.prefix, clusters, names, note,
+                           Naming(r.relabel, r.sizeout, f"{r.cutoff:.10g}"))
     limit = "" if tree.dense else f" (edge list: exact up to max_distance {dist.max_distance})"
     return (f"{r.linkage} linkage: {dist.n} sequences, {count} thresholds in {r.prefix}.list"
             f"{limit}; {len(clusters)} clusters at cutoff {r.cutoff} -> {', '.join(written)}")

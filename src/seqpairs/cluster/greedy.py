@@ -16,11 +16,13 @@ import numpy as np
 
 from ..errors import UserError
 from .inputs import check_unique, read_pairs, read_significant
-from .otus import annotate, write_tables
+from .otus import Naming, annotate, write_tables
 
 
-def greedy(abundance: np.ndarray, query, target, ident, identity: float) -> list[list[int]]:
-    """Abundance-ordered centroid clustering (see the module docstring for the rule).
+def greedy(abundance: np.ndarray, query, target, ident, identity: float
+           ) -> tuple[list[list[int]], dict[int, float]]:
+    """Abundance-ordered centroid clustering (see the module docstring for the rule): the
+    clusters, and each joined sequence's identity (percent) to its centroid.
 
     `ident` in percent, `identity` a fraction.
     """
@@ -36,15 +38,19 @@ def greedy(abundance: np.ndarray, query, target, ident, identity: float) -> list
     a, b, s = a[earlier], b[earlier], s[earlier]
     # per sequence, its candidates by decreasing identity, ties to the earliest
     by = np.lexsort((rank[b], -s, rank[a]))
-    a, b = a[by], b[by]
+    a, b, s = a[by], b[by], s[by]
     starts = np.searchsorted(rank[a], np.arange(n + 1))
     centroid = np.full(n, -1, np.int64)
     clusters: dict[int, list[int]] = {}
+    joined: dict[int, float] = {}
     for r, x in enumerate(order.tolist()):
-        hit = next((c for c in b[starts[r]:starts[r + 1]].tolist() if centroid[c] == c), x)
+        candidates = zip(b[starts[r]:starts[r + 1]].tolist(), s[starts[r]:starts[r + 1]].tolist())
+        hit, percent = next(((c, p) for c, p in candidates if centroid[c] == c), (x, None))
         centroid[x] = hit
         clusters.setdefault(hit, []).append(x)
-    return [sorted(m) for m in clusters.values()]
+        if percent is not None:
+            joined[x] = percent
+    return [sorted(m) for m in clusters.values()], joined
 
 
 def cluster(request) -> str:
@@ -63,7 +69,8 @@ def cluster(request) -> str:
                                 [names[k] for k in target])
         significance = f" ({int(keep.sum())} of {len(keep)} pairs significant in {r.psse})"
         query, target, ident = query[keep], target[keep], ident[keep]
-    clusters = greedy(note.abundance, query, target, ident, r.identity)
-    written = write_tables(r.prefix, clusters, names, note)
+    clusters, joined = greedy(note.abundance, query, target, ident, r.identity)
+    written = write_tables(r.prefix, clusters, names, note,
+                           Naming(r.relabel, r.sizeout, f"{1 - r.identity:.10g}"), joined)
     return (f"greedy: {len(names)} sequences, {len(clusters)} clusters at identity "
             f"{r.identity}{significance} -> {', '.join(written)}")

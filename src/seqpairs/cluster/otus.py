@@ -1,11 +1,17 @@
 """The OTU tables of every clustering method (hierarchical ones at --cutoff, merges strictly
-below it):
-- PREFIX.membership.tsv: `id`, `cluster`, `centroid`, one row per sequence in input order.
-- PREFIX.otu_table.tsv (needs --abundance): `cluster`, `centroid`, one column per
+below it), with one name per OTU in all of them: its OTU id, the centroid's id, or
+PREFIXNUMBER with --relabel PREFIX (vsearch's --relabel):
+- PREFIX.membership.tsv: `id`, `cluster`, `otu`, `centroid`, one row per sequence in input
+  order.
+- PREFIX.otu_table.tsv (needs --abundance): `cluster`, `otu`, `centroid`, one column per
   sample, `total`: summed counts of the cluster's members; the same counts as BIOM 1.0
-  JSON in PREFIX.otu_table.biom (interop.py).
-- PREFIX.centroids.fasta (needs --fasta): `>CENTROID;size=N`, N the cluster's total
-  abundance, then the centroid's sequence.
+  JSON in PREFIX.otu_table.biom (interop.py; observation ids: the OTU ids) and as
+  mothur's PREFIX.shared (a row per sample; label: the clustering's distance).
+- PREFIX.centroids.fasta (needs --fasta): `>OTU` (`>OTU;size=N` with --sizeout, N the
+  cluster's total abundance), then the centroid's sequence.
+- PREFIX.uc: vsearch's cluster format (an S record per centroid, an H record per other
+  member with its identity to the centroid where the method knows it, `*` elsewhere, a C
+  record per cluster).
 The centroid is the most abundant member, ties to the earliest in input order (for
 greedy that is the seed). Clusters are numbered 1, 2, ... by decreasing abundance of
 their centroid, ties in input order. Abundance is abundance.tsv's `total`, else the
@@ -20,7 +26,7 @@ import pandas as pd
 
 from ..errors import UserError
 from ..formats.atomic import atomic_open
-from ..formats.interop import write_biom
+from ..formats.interop import write_biom, write_shared
 from .inputs import check_unique
 
 
@@ -74,15 +80,32 @@ def numbered(clusters: list[list[int]], abundance: np.ndarray) -> list[tuple[int
     return sorted(pairs, key=lambda p: (-abundance[p[0]], p[0]))
 
 
-def write_tables(prefix: str, clusters, names: list[str], note: Annotation) -> list[str]:
-    """membership, OTU table and centroids FASTA (those the inputs allow); returns paths."""
+@dataclass(frozen=True)
+class Naming:
+    """How the tables name and label the OTUs (the request's --relabel, --sizeout) and the
+    clustering's distance for mothur's label."""
+
+    relabel: str | None = None
+    sizeout: bool = False
+    label: str = "userLabel"
+
+
+def write_tables(prefix: str, clusters, names: list[str], note: Annotation,
+                 naming: Naming = Naming(), identity: dict[int, float] | None = None
+                 ) -> list[str]:
+    """membership, OTU table (TSV, BIOM, mothur .shared), centroids FASTA and .uc (those the
+    inputs allow); returns their paths. identity: member -> percent identity to its
+    centroid, where the method knows it."""
     ranked = numbered(clusters, note.abundance)
+    otus = [names[c] if naming.relabel is None else f"{naming.relabel}{number}"
+            for number, (c, _) in enumerate(ranked, start=1)]
     cluster_of = np.empty(len(names), np.int64)
     centroid_of = np.empty(len(names), np.int64)
     for number, (c, members) in enumerate(ranked, start=1):
         cluster_of[members] = number
         centroid_of[members] = c
     membership = pd.DataFrame({"id": names, "cluster": cluster_of,
+                               "otu": [otus[k - 1] for k in cluster_of],
                                "centroid": [names[c] for c in centroid_of]})
     written = [f"{prefix}.membership.tsv"]
     with atomic_open(written[-1]) as out:
@@ -90,16 +113,44 @@ def write_tables(prefix: str, clusters, names: list[str], note: Annotation) -> l
     if note.counts is not None:
         table = note.counts.groupby(cluster_of).sum()
         table.index.name = "cluster"
-        table.insert(0, "centroid", [names[c] for c, _ in ranked])
+        table.insert(0, "otu", otus)
+        table.insert(1, "centroid", [names[c] for c, _ in ranked])
         written.append(f"{prefix}.otu_table.tsv")
         with atomic_open(written[-1]) as out:
             table.to_csv(out, sep="\t", lineterminator="\n")
+        samples = table.drop(columns=["otu", "centroid", "total"])
         written.append(f"{prefix}.otu_table.biom")
-        write_biom(written[-1], table.drop(columns=["centroid", "total"]),
-                   list(table["centroid"]))
+        write_biom(written[-1], samples, otus, list(table["centroid"]))
+        written.append(f"{prefix}.shared")
+        write_shared(written[-1], samples, otus, naming.label)
     if note.seqs is not None:
         written.append(f"{prefix}.centroids.fasta")
         with atomic_open(written[-1]) as out:
-            for c, members in ranked:
-                out.write(f">{names[c]};size={note.abundance[members].sum()}\n{note.seqs[c]}\n")
+            for otu, (c, members) in zip(otus, ranked):
+                size = f";size={note.abundance[members].sum()}" if naming.sizeout else ""
+                out.write(f">{otu}{size}\n{note.seqs[c]}\n")
+    written.append(f"{prefix}.uc")
+    write_uc(written[-1], ranked, names, note, identity or {})
     return written
+
+
+def write_uc(path: str, ranked, names: list[str], note: Annotation,
+             identity: dict[int, float]) -> None:
+    """vsearch's .uc: per cluster (0-based) an S record (centroid: its length) and an H
+    record per other member (its length, identity to the centroid or *), then the C
+    records (cluster sizes). Lengths are * without the sequences."""
+    def length(k):
+        return str(len(note.seqs[k])) if note.seqs is not None else "*"
+
+    lines = []
+    for number, (c, members) in enumerate(ranked):
+        lines.append(f"S\t{number}\t{length(c)}\t*\t*\t*\t*\t*\t{names[c]}\t*\n")
+        for k in members:
+            if k != c:
+                ident = f"{identity[k]:.1f}" if k in identity else "*"
+                lines.append(f"H\t{number}\t{length(k)}\t{ident}\t+\t0\t0\t*\t{names[k]}\t"
+                             f"{names[c]}\n")
+    for number, (c, members) in enumerate(ranked):
+        lines.append(f"C\t{number}\t{len(members)}\t*\t*\t*\t*\t*\t{names[c]}\t*\n")
+    with atomic_open(path) as out:
+        out.writelines(lines)

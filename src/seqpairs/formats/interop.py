@@ -58,8 +58,9 @@ def biom_date() -> str:
     return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def write_biom(path, counts: pd.DataFrame, centroids: list[str]) -> None:
-    """`counts`: one row per cluster (numbered 1, 2, ...), one column per sample."""
+def write_biom(path, counts: pd.DataFrame, otus: list[str], centroids: list[str]) -> None:
+    """`counts`: one row per cluster, one column per sample; `otus` the rows' observation
+    ids (those of the centroids FASTA), each with its centroid's id as metadata."""
     matrix = counts.to_numpy(np.int64)
     rows, cols = np.nonzero(matrix)
     table = {
@@ -69,8 +70,8 @@ def write_biom(path, counts: pd.DataFrame, centroids: list[str]) -> None:
         "type": "OTU table",
         "generated_by": f"seqpairs {__version__}",
         "date": biom_date(),
-        "rows": [{"id": f"OTU{number}", "metadata": {"centroid": centroid}}
-                 for number, centroid in zip(counts.index, centroids)],
+        "rows": [{"id": otu, "metadata": {"centroid": centroid}}
+                 for otu, centroid in zip(otus, centroids)],
         "columns": [{"id": str(sample), "metadata": None} for sample in counts.columns],
         "matrix_type": "sparse",
         "matrix_element_type": "int",
@@ -80,3 +81,13 @@ def write_biom(path, counts: pd.DataFrame, centroids: list[str]) -> None:
     with atomic_open(path) as fh:
         json.dump(table, fh, indent=1)
         fh.write("\n")
+
+
+def write_shared(path, counts: pd.DataFrame, otus: list[str], label: str) -> None:
+    """mothur's .shared: `label`, `Group`, `numOtus`, then a column per OTU (its id), a row
+    per sample (the columns of `counts`, one row per OTU)."""
+    with atomic_open(path) as fh:
+        fh.write("\t".join(["label", "Group", "numOtus", *otus]) + "\n")
+        for sample in counts.columns:
+            values = counts[sample].to_numpy(np.int64).tolist()
+            fh.write("\t".join([label, str(sample), str(len(otus)), *map(str, values)]) + "\n")

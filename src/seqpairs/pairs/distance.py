@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 
 import numpy as np
 
 from ..formats.distances import Edges, pair_index, sequence_digest
+from ..progress import Progress
 from . import tiling
 from .identity import screen_bound, upper_bound
 from .prune import Pruner
@@ -44,28 +44,16 @@ def batches(tiles, pairs_per_batch: int):
         yield group
 
 
-class Progress:
-    """Tiles done, GCUPS and ETA, logged at most every `every` seconds."""
-
-    def __init__(self, total_tiles: int, total_cells: int, every: float = 10.0):
-        self.total_tiles, self.total_cells, self.every = total_tiles, total_cells, every
-        self.tiles = self.cells = 0
-        self.start = self.last = time.perf_counter()
-
-    def update(self, tiles: int, cells: int) -> None:
-        self.tiles += tiles
-        self.cells += cells
-        now = time.perf_counter()
-        if now - self.last >= self.every or self.tiles == self.total_tiles:
-            self.last = now
-            rate = self.cells / max(now - self.start, 1e-9)
-            eta = (self.total_cells - self.cells) / rate if rate else float("inf")
-            log.info("tiles %d/%d, %.3g cells, %.3f GCUPS, ETA %.0f s", self.tiles,
-                     self.total_tiles, self.cells, rate / 1e9, eta)
-
-    @property
-    def gcups(self) -> float:
-        return self.cells / max(time.perf_counter() - self.start, 1e-9) / 1e9
+def steps(cells, most: float):
+    """(start, stop) of consecutive runs of pairs whose cells (host array, per pair) add up
+    to at most `most` each, with at least one pair a run."""
+    total = np.cumsum(cells)
+    start = 0
+    while start < len(cells):
+        stop = max(start + 1, int(np.searchsorted(total, total[start] - cells[start] + most,
+                                                  side="right")))
+        yield start, stop
+        start = stop
 
 
 def pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads, dense,
@@ -132,26 +120,33 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads,
                     dense, prune, exact)
     batches_kept, count = [], 0
-    progress = Progress(len(tiles), int(tiles["cells"].sum()))
+    log.info("%s backend: %d pairs in %d tiles", backend.name, int(tiles["pairs"].sum()),
+             len(tiles))
+    progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells",
+                        rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
     for group in batches(tiles, backend.pairs_per_batch):
         pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
-        i = xp.concatenate([p[0] for p in pairs])
-        j = xp.concatenate([p[1] for p in pairs])
-        may_keep, cost, *counts = (exact if pruned is None else pruned)(i, j)
-        i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
-        if dense_out is not None and screen is None:
-            dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
-        keep = selected(i, j, cost, counts, upper_bound)
-        on_device = tuple(a[keep] for a in (i, j, cost, *counts))
-        count += len(on_device[0])
-        if kept is None:
-            batches_kept.append(tuple(to_host(a) for a in on_device))
-        else:  # in slices: a GPU batch's pairs alone would exceed a small memory budget
-            for start in range(0, len(on_device[0]), KEPT_SLICE):
-                kept(*(to_host(a[start:start + KEPT_SLICE]) for a in on_device))
-        progress.update(len(group), sum(int(tile.cells) for tile in group))
+        all_i = xp.concatenate([p[0] for p in pairs])
+        all_j = xp.concatenate([p[1] for p in pairs])
+        cells = to_host(lengths[all_i] * lengths[all_j])
+        for start, stop in steps(cells, backend.cells_per_call):  # progress as it goes
+            i, j = all_i[start:stop], all_j[start:stop]
+            may_keep, cost, *counts = (exact if pruned is None else pruned)(i, j)
+            i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
+            if dense_out is not None and screen is None:
+                dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
+            keep = selected(i, j, cost, counts, upper_bound)
+            on_device = tuple(a[keep] for a in (i, j, cost, *counts))
+            count += len(on_device[0])
+            if kept is None:
+                batches_kept.append(tuple(to_host(a) for a in on_device))
+            else:  # in slices: a GPU batch's pairs alone would exceed a small memory budget
+                for first in range(0, len(on_device[0]), KEPT_SLICE):
+                    kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
+            progress.update(float(cells[start:stop].sum()))
+    seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
-             int(tiles["pairs"].sum()), count, progress.gcups)
+             int(tiles["pairs"].sum()), count, float(tiles["cells"].sum()) / seconds / 1e9)
     if pruned is not None:
         log.info("pruning: %s", pruned.summary())
     if kept is not None:

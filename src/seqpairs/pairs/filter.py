@@ -58,6 +58,7 @@ from ..backends.alignments import COUNTS, Alignments
 from ..errors import UserError
 from ..formats.distances import Edges, check_made_from
 from ..formats.fasta import SequenceSet
+from ..progress import Progress
 from .identity import IDDEFS, identity, upper_bound, vsearch_percent
 
 log = logging.getLogger("seqpairs.filter")
@@ -102,10 +103,30 @@ def exact_identities(al: Alignments, iddef: int, which=slice(None)) -> np.ndarra
 
 def filter_pairs(seqs: SequenceSet, i, j, dist, threshold: float, iddef: int, scheme, cpu,
                  threads: int | None = None) -> pd.DataFrame:
-    """Trace back every pair (i[k], j[k]) under a SeqDistScheme on the `cpu` backend; the
-    table of those whose identity reaches threshold."""
+    """Trace back every pair (i[k], j[k]) under a SeqDistScheme on the `cpu` backend, in
+    steps of about BLOCK_PAIRS (progress on the log); the table of those whose identity
+    reaches threshold."""
     order = np.lexsort((j, i))
     i, j, dist = np.asarray(i)[order], np.asarray(j)[order], np.asarray(dist)[order]
+    lengths = seqs.lengths
+    progress = Progress(log, "filter", float((lengths[i] * lengths[j]).sum()), "cells")
+    parts = []
+    for start in range(0, len(i), BLOCK_PAIRS):
+        step = slice(start, start + BLOCK_PAIRS)
+        part = traced_table(seqs, i[step], j[step], dist[step], threshold, iddef, scheme, cpu,
+                            threads)
+        if len(part):  # (an empty part would make the text columns objects)
+            parts.append(part)
+        progress.update(float((lengths[i[step]] * lengths[j[step]]).sum()))
+    progress.finish()
+    if parts:
+        return pd.concat(parts, ignore_index=True)
+    return traced_table(seqs, i[:0], j[:0], dist[:0], threshold, iddef, scheme, cpu, threads)
+
+
+def traced_table(seqs: SequenceSet, i, j, dist, threshold: float, iddef: int, scheme, cpu,
+                 threads: int | None = None) -> pd.DataFrame:
+    """filter_pairs of one step."""
     al = cpu.trace_seqdist(seqs.codes, seqs.offsets, i, j, scheme, threads)
     exact = exact_identities(al, iddef)
     keep = np.flatnonzero(exact >= threshold)
@@ -196,7 +217,9 @@ def filter_affine(seqs: SequenceSet, scheme, cpu, threshold: float, iddef: int,
     lengths = seqs.lengths
     no_pairs = np.zeros(0, dtype=np.int64)
     parts, candidates = [], 0
+    progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
     for q, t in all_pairs(seqs.n, block_pairs):
+        progress.update(len(q))
         if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
             la, lb = lengths[q], lengths[t]
             fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
@@ -205,6 +228,7 @@ def filter_affine(seqs: SequenceSet, scheme, cpu, threshold: float, iddef: int,
         part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
         if len(part):  # (an empty part would make the text columns objects)
             parts.append(part)
+    progress.finish()
     table = (pd.concat(parts, ignore_index=True) if parts else
              affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads))
     log.info("%d pairs, %d traced, %d kept", seqs.n * (seqs.n - 1) // 2, candidates, len(table))

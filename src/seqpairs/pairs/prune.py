@@ -33,7 +33,7 @@ UPPER_WIDTH = 8  # half-width of the band of the upper bounds the counting filte
 # Each batch's upper bounds and bands are tried on every SAMPLE-th pair, and run on the
 # others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
 # smaller ones run everything).
-SAMPLE, MIN_SAMPLE = 64, 64
+SAMPLE, MIN_SAMPLE = 64, 16
 
 
 def qgram_bits(n: int, q: int = Q, memory: int = QGRAM_MEMORY) -> int:

@@ -321,6 +321,17 @@ def ingest(
 # ---------------------------------------------------------------- output
 
 
+def log_report(result: IngestResult) -> None:
+    """What each sample and all of them held, kept and dropped, for the log."""
+    for row in result.report.itertuples(index=False):
+        log.info("%s: %d records read, %d kept (%d new sequences, %d duplicates), dropped %d "
+                 "ambiguous, %d too short, %d too long",
+                 f"sample {row.sample} ({row.file})" if row.file else "all samples",
+                 row.records, row.kept, row.unique, row.duplicate, row.dropped_ambiguous,
+                 row.dropped_too_short, row.dropped_too_long)
+    log.info("%d unique sequences", len(result.seqs))
+
+
 def write_outputs(result: IngestResult, fasta: str, abundance: str, report: str) -> None:
     with atomic_open(fasta) as out:
         for rid, total, seq in zip(result.ids, result.abundance["total"], result.seqs):

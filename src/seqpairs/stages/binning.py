@@ -1,17 +1,25 @@
 """`seqpairs binning` (alias `bin`): length bins and tiles of the pair space (pairs/tiling.py)."""
 from __future__ import annotations
 
+import logging
+
 from ..formats.fasta import read_unique_fasta
 from ..formats.tables import write_tsv
 from ..pairs.tiling import BIN_WIDTH, TILE_COLUMNS, TILE_PAIRS, make_bins, make_tiles
 from .options import MAX_BIN_WIDTH, MAX_TILE_PAIRS, integer
 
+log = logging.getLogger("seqpairs.binning")
+
 
 def run(args) -> None:
     seqs = read_unique_fasta(args.input)
     bins = make_bins(seqs.lengths, args.bin_width)
+    tiles = make_tiles(seqs.lengths, bins, args.tile_pairs)
     write_tsv(args.bins, bins)
-    write_tsv(args.tiles, make_tiles(seqs.lengths, bins, args.tile_pairs))
+    write_tsv(args.tiles, tiles)
+    log.info("%d sequences of %d to %d bp in %d bins of %d bp; %d pairs in %d tiles, "
+             "%.4g cells", seqs.n, seqs.lengths.min(), seqs.lengths.max(), len(bins),
+             args.bin_width, int(tiles["pairs"].sum()), len(tiles), float(tiles["cells"].sum()))
 
 
 def register(sub) -> None:

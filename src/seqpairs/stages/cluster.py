@@ -3,6 +3,7 @@ FCluster's complete or average linkage of distances, or greedy centroid clusteri
 filter's kept pairs; then membership, OTU table and centroids."""
 from __future__ import annotations
 
+import argparse
 import logging
 
 from ..cluster import METHODS, Request
@@ -11,6 +12,17 @@ from ..cluster.inputs import read_abundance
 from ..errors import UserError
 from ..formats.fasta import read_unique_fasta
 from .options import MIN_RESOLUTION, fraction, number, path_not_stdio
+
+OTU_ID_FORBIDDEN = " \t\n\r;,"  # blanks end a FASTA id; ';' and ',' split ids in .list/;size=
+
+
+def otu_prefix(text: str) -> str:
+    """--relabel: a prefix that keeps every OTU id one FASTA word and one table field."""
+    bad = next((c for c in text if c in OTU_ID_FORBIDDEN), None)
+    if not text or bad is not None:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-empty prefix without blanks, ';' or ',', not {text!r}")
+    return text
 
 log = logging.getLogger("seqpairs.cluster")
 
@@ -41,7 +53,8 @@ def run(args) -> None:
         abundance=read_abundance(args.abundance) if args.abundance else None,
         abundance_path=args.abundance, distances=args.input, distance_format=args.format,
         resolution=args.resolution, cutoff=args.cutoff, weighted=args.weighted,
-        pairs=args.pairs, psse=args.psse, identity=args.identity)))
+        pairs=args.pairs, psse=args.psse, identity=args.identity, relabel=args.relabel,
+        sizeout=args.sizeout)))
 
 
 def register(subparsers) -> None:
@@ -76,6 +89,12 @@ def register(subparsers) -> None:
     p.add_argument("--fasta", metavar="FASTA", help="unique sequences (>ID;size=N), for centroids")
     p.add_argument("--abundance", metavar="TSV",
                    help="abundance table (id, samples..., total), for the OTU table")
+    p.add_argument("--relabel", metavar="PREFIX", type=otu_prefix,
+                   help="name the OTUs PREFIX1, PREFIX2, ... (vsearch's --relabel) in every "
+                   "table and the centroids FASTA (default: the centroid's id)")
+    p.add_argument("--sizeout", action="store_true",
+                   help="write ;size=N (the OTU's reads) in the centroids FASTA's headers "
+                   "(vsearch's --sizeout; the tables then name OTUs without it)")
     p.add_argument("-o", "--output", required=True, metavar="PREFIX", type=path_not_stdio,
                    help="output prefix")
     p.set_defaults(func=run)

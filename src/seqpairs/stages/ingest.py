@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import UserError
 from ..formats.samples import STDIN, sample_name
-from ..reads.ingest import ingest, write_outputs
+from ..reads.ingest import ingest, log_report, write_outputs
 from .options import positive_int
 
 
@@ -37,6 +37,7 @@ def run(args) -> None:
         truncate=args.truncate,
     )
     write_outputs(result, args.output, args.abundance, args.report)
+    log_report(result)
 
 
 def register(subparsers) -> None:

@@ -27,10 +27,16 @@ a pair depend only on --seed and the pair's row in --pairs (its RNG key, shuffle
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 
+from ..progress import Progress
 from . import gumbel
+
+log = logging.getLogger("seqpairs.psse")
+STEP_PAIRS = 1 << 14  # pairs scored at a time (progress as it goes)
 
 COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "pvalue",
            "log10_pvalue", "evalue", "qvalue", "significant"]
@@ -43,8 +49,23 @@ def score_and_fit(backend, scheme, codes, index: np.ndarray, keys: np.ndarray, s
     --pairs."""
     queries = [codes[q] for q in index[:, 0]]
     targets = [codes[t] for t in index[:, 1]]
-    real, shuffled = backend.local_scores(scheme, queries, targets, keys, shuffles, seed,
-                                          threads)
+    cells = np.array([len(q) * len(t) * (shuffles + 1) for q, t in zip(queries, targets)],
+                     dtype=np.float64)
+    progress = Progress(log, "psse", float(cells.sum()), "cells",
+                        rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
+    real, shuffled = [], []
+    for start in range(0, len(queries), STEP_PAIRS):  # steps: progress as it goes
+        step = slice(start, start + STEP_PAIRS)
+        scores = backend.local_scores(scheme, queries[step], targets[step], keys[step],
+                                      shuffles, seed, threads)
+        real.append(scores[0])
+        shuffled.append(scores[1])
+        progress.update(float(cells[step].sum()))
+    progress.finish()
+    if real:
+        real, shuffled = np.concatenate(real), np.concatenate(shuffled)
+    else:
+        real, shuffled = backend.local_scores(scheme, [], [], keys[:0], shuffles, seed, threads)
     mu, beta = gumbel.fit(shuffled)
     return real, shuffled, mu, beta
 
