@@ -662,6 +662,13 @@ def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
                             ("distance", "tiny.sharded"), ("filter", "tiny.sharded")])
 
 
+def test_backend_switch_reruns_nothing(run):
+    # the same results on every backend: no rerun trigger (distance, its exports, psse)
+    for dataset in ("tiny", "tiny.sharded", "tiny.psse", "tiny.average"):
+        changed = with_override(TINY, dataset, "distance", backend="cpu")
+        assert dry_run_with(run, with_override(changed, dataset, "psse", backend="cpu")) == []
+
+
 def test_memory_budget_and_rank_timeout_rerun_nothing_and_size_the_jobs(run):
     # the edge list is the same bytes for any budget or timeout: no rerun trigger
     for dataset in ("tiny", "tiny.sharded"):

@@ -250,6 +250,18 @@ def stage_options(name, flags, fixed=()):
     return options
 
 
+def run_options(name, flags):
+    """stage_options for options that change no output (backend, memory budget, rank
+    timeout): a params function of resources, which Snakemake takes as "derived", so that
+    changing them reruns nothing."""
+    options = stage_options(name, flags)
+
+    def derived(wildcards, resources):
+        return options(wildcards)
+
+    return derived
+
+
 def datasets_regex(names):
     """Wildcard constraint matching exactly these dataset names (nothing when empty)."""
     return "|".join(re.escape(name) for name in names) if names else "(?!)"

@@ -6,12 +6,16 @@
 
 DISTANCE_OPTIONS = {
     "scoring": "--scoring",
-    "backend": "--backend",
     "max_distance": "--max-distance",
     "candidate_identity": "--candidate-identity",
     "candidate_iddef": "--iddef",
 }
-LIMIT_OPTIONS = {"memory": "--memory", "rank_timeout": "--rank-timeout"}
+# options that change no output: no rerun trigger (run_options)
+RUN_OPTIONS = {
+    "backend": "--backend",
+    "memory": "--memory",
+    "rank_timeout": "--rank-timeout",
+}
 
 
 rule distance:
@@ -39,15 +43,11 @@ rule distance:
         shard=[],
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
         launcher=mpi_launcher("distance"),
-        # memory budget and rank timeout change no output: taking `resources` makes
-        # this params function "derived", no rerun trigger
-        limits=lambda wildcards, resources: stage_options("distance", LIMIT_OPTIONS)(
-            wildcards
-        ),
+        run=run_options("distance", RUN_OPTIONS),
     shell:
         "{params.launcher}python3 -m seqpairs distance -i {input.unique:q}"
         " --bins {input.bins:q} --tiles {input.tiles:q} {params.options:q} {params.shard:q}"
-        " {params.limits:q} --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
+        " {params.run:q} --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
 
 
 # Shard K of N (0-based like `--shard K/N`, N in the name so that a changed count never
@@ -70,9 +70,7 @@ use rule distance as distance_shard with:
         options=stage_options("distance", DISTANCE_OPTIONS),
         shard=lambda wildcards: ["--shard", f"{wildcards.shard}/{wildcards.shards}"],
         launcher=mpi_launcher("distance"),
-        limits=lambda wildcards, resources: stage_options("distance", LIMIT_OPTIONS)(
-            wildcards
-        ),
+        run=run_options("distance", RUN_OPTIONS),
 
 
 rule distance_merge:
@@ -114,13 +112,12 @@ rule distance_export:
         "../../envs/seqpairs-gpu.yaml"
     threads: threads_of("distance")
     params:
-        options=stage_options(
-            "distance", {"scoring": "--scoring", "backend": "--backend"}
-        ),
+        options=stage_options("distance", {"scoring": "--scoring"}),
+        run=run_options("distance", {"backend": "--backend"}),
         format=export_format,
     shell:
         "python3 -m seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
-        " --tiles {input.tiles:q} {params.options:q} {params.format:q}"
+        " --tiles {input.tiles:q} {params.options:q} {params.run:q} {params.format:q}"
         " --threads {threads} -o {output:q} > {log:q} 2>&1"
 
 

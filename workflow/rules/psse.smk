@@ -50,14 +50,14 @@ rule psse:
                 "shuffles": "--shuffles",
                 "seed": "--seed",
                 "alpha": "--alpha",
-                "backend": "--backend",
             },
             fixed=["--alphabet", "dna"],
         ),
+        run=run_options("psse", {"backend": "--backend"}),
         plots=lambda wildcards, output: os.path.dirname(output.histograms),
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
         launcher=mpi_launcher("psse"),
     shell:
         "{params.launcher}python3 -m seqpairs psse -i {input.unique:q} --pairs {input.pairs:q}"
-        " {params.options:q} --threads {threads} --plots {params.plots:q}"
+        " {params.options:q} {params.run:q} --threads {threads} --plots {params.plots:q}"
         " -o {output.table:q} > {log:q} 2>&1"

@@ -47,7 +47,7 @@ rule report:
     conda:
         "../../envs/seqpairs.yaml"
     params:
-        backend=lambda wildcards: stage(wildcards, "distance")["backend"],
+        backend=lambda wildcards, resources: stage(wildcards, "distance")["backend"],
         gpus=report_gpus,
         psse=option_of_input("--psse", "psse"),
         outdir=lambda wildcards, output: os.path.dirname(output.summary),
