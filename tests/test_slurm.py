@@ -58,7 +58,7 @@ TINY = {
 # How the rules run seqpairs (workflow/rules/common.smk: from the workflow's source tree)
 SEQPAIRS = r"python3 -m seqpairs"
 RULES = {
-    "simulate", "ingest", "binning", "distance", "distance_export", "filter", "cluster",
+    "simulate", "ingest", "binning", "distance", "distance_dense", "distance_export", "filter", "cluster",
     "cluster_pairs", "report",
 }
 
@@ -203,9 +203,12 @@ def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
     assert distance["tasks_per_gpu"] == 1
     assert distance["mpi"].split()[0] == "srun"
     assert profile["set-resources"]["distance_shard"] == distance  # each shard: the same job
-    # CPU rules are plain jobs
-    assert set(profile["set-resources"]) == {"distance", "distance_shard", "psse",
-                                              "distance_export"}
+    # the dense job too, but its memory is the rule's (the matrix's size)
+    dense = profile["set-resources"]["distance_dense"]
+    assert dense == {k: v for k, v in distance.items() if k != "mem_mib"}
+    # CPU rules (the exports written from the matrix among them) are plain jobs
+    assert set(profile["set-resources"]) == {"distance", "distance_shard", "distance_dense",
+                                              "psse", "distance_matrix"}
 
 
 def test_slurm_and_local_results_are_byte_identical(on_slurm, local):
@@ -233,7 +236,8 @@ def test_every_job_ran_as_a_slurm_job(on_slurm, local):
     job_ids = sorted(i for ids in by_rule.values() for i in ids)
     assert all(re.fullmatch(r"\d+", i) for i in job_ids), job_ids
     assert sorted(submitted) == job_ids
-    # simulate + 3 x (ingest, binning, distance, filter, cluster, report) + 2 exports
+    # simulate + 3 x (ingest, binning, distance or distance_dense, filter, cluster, report)
+    # + 2 exports
     assert len(job_ids) == 21
     assert not (local / ".snakemake" / "slurm_logs").exists()
 
@@ -266,8 +270,8 @@ def test_local_mpi_run_gives_the_same_bytes(local, tmp_path):
     # cores without the third; other MPI libraries ignore them.
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-    proc = snakemake(workdir, "--cores", "2", "--printshellcmds", "--forcerun", "distance",
-                     "--set-resources", "distance:tasks=2", env=env)
+    proc = snakemake(workdir, "--cores", "2", "--printshellcmds", "--forcerun", "distance", "distance_dense",
+                     "--set-resources", "distance:tasks=2", "distance_dense:tasks=2", env=env)
     output = proc.stdout + proc.stderr
     assert len(re.findall(rf"mpiexec -n 2 {SEQPAIRS} distance", output)) == len(TINY["datasets"])
     for dataset in TINY["datasets"]:

@@ -60,6 +60,12 @@ TINY = {
             "distance": {"shards": 3},
             "cluster": {"linkage": "complete"},
         },
+        # sharded, and a full-matrix export: the matrix from one more job
+        "tiny.sharded.matrix": {
+            "samples": two_samples(),
+            "distance": {"shards": 2, "exports": ["phylip"]},
+            "cluster": {"linkage": "complete"},
+        },
         # as tiny.greedy with PSSE: every kept pair is significant at the default alpha
         # (p-values of 1e-137 to 1e-41 here), so the clusters are tiny.greedy's
         "tiny.psse": {
@@ -180,7 +186,8 @@ def test_every_target_log_and_benchmark_exists(run):
         for stage in stages:
             assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
             # a sharded dataset's distance stage ends with rule distance_merge
-            rule = "distance_merge" if stage == "distance" and dataset == "tiny.sharded" else stage
+            sharded = TINY["datasets"][dataset].get("distance", {}).get("shards", 1) > 1
+            rule = "distance_merge" if stage == "distance" and sharded else stage
             assert (run / "results" / "benchmarks" / rule / f"{dataset}.tsv").is_file()
     # PSSE only where enabled
     assert sorted(p.name for p in (run / "results" / "psse").iterdir()) == sorted(PSSE_DATASETS)
@@ -289,6 +296,7 @@ def test_outputs_reference_lists_every_column(run):
         "results/report/D/summary.tsv", "results/benchmarks/STAGE/D.tsv",
         "results/benchmarks/distance_shard/D/K-of-N.tsv",
         "results/benchmarks/distance_merge/D.tsv",
+        "results/benchmarks/distance_matrix/D.tsv",
         "results/benchmarks/distance_export/D/EXPORT.tsv",
         "results/benchmarks/distance_mothur/D.tsv",
         "results/benchmarks/simulate/simulate.tsv", "results/report/D/times.tsv"}

@@ -181,17 +181,9 @@ for _dataset, _params in PARAMS.items():
     check_dataset(_dataset, _params)
 
 
-# Which rules and files each dataset gets
-SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
-UNSHARDED = [d for d in PARAMS if d not in SHARDED]
-PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
-BY_DISTANCES = [
-    d for d, p in PARAMS.items() if METHODS[p["cluster"]["linkage"]].reads != "pairs"
-]
-BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
-# distance.exports: the file of each. The full matrices are one more distance run each
-# (rule distance_export, its --format the export's name); mothur's pairs are the edge
-# list's within max_distance (rule distance_mothur, a script).
+# distance.exports: the file of each. The full matrices are written from the distance
+# job's matrix.npy (rule distance_export, its format the export's name); mothur's pairs
+# are the edge list's within max_distance (rule distance_mothur, a script).
 EXPORTS = {
     "seqdist": "seqdist.txt",
     "condensed": "condensed.npy",
@@ -201,10 +193,30 @@ EXPORTS = {
 FULL_MATRIX_EXPORTS = {
     name: EXPORTS[name] for name in ("seqdist", "condensed", "phylip")
 }
-# more options of an export's run: the SeqDist text names the sequences
-EXPORT_OPTIONS = {EXPORTS["seqdist"]: ["--ids"]}
 # The distance file of each kind of clustering input (cluster.METHODS: reads)
 DISTANCE_INPUT = {"edge list": "edges.npz", "full matrix": EXPORTS["seqdist"]}
+
+
+def needs_matrix(params):
+    """Whether a dataset needs every pair's distance: a full-matrix export or a
+    clustering method that reads the full matrix."""
+    return any(e in FULL_MATRIX_EXPORTS for e in params["distance"]["exports"]) or (
+        METHODS[params["cluster"]["linkage"]].reads == "full matrix"
+    )
+
+
+# Which rules and files each dataset gets
+SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
+UNSHARDED = [d for d in PARAMS if d not in SHARDED]
+DENSE = [d for d, p in PARAMS.items() if needs_matrix(p)]
+UNSHARDED_DENSE = [d for d in UNSHARDED if d in DENSE]
+UNSHARDED_SPARSE = [d for d in UNSHARDED if d not in DENSE]
+SHARDED_DENSE = [d for d in SHARDED if d in DENSE]
+PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
+BY_DISTANCES = [
+    d for d, p in PARAMS.items() if METHODS[p["cluster"]["linkage"]].reads != "pairs"
+]
+BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
 # seqpairs report's files for each dataset
 REPORT_FILES = (
     "lengths.png",
@@ -302,6 +314,24 @@ def distance_memory_mib(wildcards):
         settings["tasks"] * (RANK_MEMORY_MIB + settings["memory"])
         + settings["memory"] // 2
     )
+
+
+def matrix_mib(input):
+    """MiB of every pair's distance (float64) of the sequences in input.unique."""
+    with open(input.unique) as fasta:
+        n = sum(line.startswith(">") for line in fasta)
+    return n * (n - 1) // 2 * 8 >> 20
+
+
+def dense_memory_mib(wildcards, input):
+    """`mem_mib` of the distance jobs that hold every pair's distance: distance_memory_mib
+    and the matrix twice over (the host's copy and the one being written)."""
+    return distance_memory_mib(wildcards) + 2 * matrix_mib(input)
+
+
+def export_memory_mib(wildcards, input):
+    """`mem_mib` of an export written from matrix.npy: a process and the matrix."""
+    return RANK_MEMORY_MIB + matrix_mib(input)
 
 
 def distance_budget(wildcards, resources):
@@ -405,9 +435,8 @@ def distance_shards(wildcards):
 
 
 def export_format(wildcards):
-    """`--format` of a full-matrix export's run (the export's name) and its EXPORT_OPTIONS."""
-    export = next(n for n, f in FULL_MATRIX_EXPORTS.items() if f == wildcards.export)
-    return ["--format", export, *EXPORT_OPTIONS.get(wildcards.export, [])]
+    """The format (its name in distance.exports) of a full-matrix export's file."""
+    return next(n for n, f in FULL_MATRIX_EXPORTS.items() if f == wildcards.export)
 
 
 def filter_edges(wildcards):
@@ -430,6 +459,15 @@ def psse_table(wildcards):
     if wildcards.dataset in PSSE:
         return f"results/psse/{wildcards.dataset}/psse.tsv"
     return []
+
+
+def option_of_output(flag, name):
+    """A params function: [flag, output.<name>] when the rule has that output, else []."""
+
+    def option(wildcards, output):
+        return [flag, output[name]] if output.get(name) else []
+
+    return option
 
 
 def option_of_input(flag, name):
@@ -456,7 +494,9 @@ def dataset_benchmarks(wildcards):
             benchmark_file("distance_shard", f"{k}-of-{n}") for k in range(n)
         ]
         files["distance_merge"] = [benchmark_file("distance_merge")]
-    else:
+        if dataset in DENSE:
+            files["distance_matrix"] = [benchmark_file("distance_matrix")]
+    else:  # distance or distance_dense
         files["distance"] = [benchmark_file("distance")]
     exports = {EXPORTS[name] for name in p["distance"]["exports"]}
     reads = METHODS[p["cluster"]["linkage"]].reads

@@ -2,7 +2,10 @@
 # rule distance_shard and rule distance_merge; which rule makes a dataset's edges.npz is
 # decided by wildcard constraints, never by ruleorder. The count is per dataset, so the
 # merge's input is an expand() in an input function, not Snakemake's global scattergather.
-# Then the exports of distance.exports.
+# A dataset that needs every pair's distance (a full-matrix export, average linkage) gets
+# it from the same job (rule distance_dense: edges.npz and matrix.npy); sharded, from one
+# more job (rule distance_matrix). The exports are then written from matrix.npy (rule
+# distance_export, a script) and mothur's from the edge list (rule distance_mothur).
 
 DISTANCE_OPTIONS = {
     "scoring": "--scoring",
@@ -30,7 +33,7 @@ rule distance:
     benchmark:
         benchmark_file("distance")
     wildcard_constraints:
-        dataset=datasets_regex(UNSHARDED),
+        dataset=datasets_regex(UNSHARDED_SPARSE),
     conda:
         "../../envs/seqpairs-gpu.yaml"
     threads: threads_of("distance")
@@ -41,13 +44,30 @@ rule distance:
     params:
         options=stage_options("distance", DISTANCE_OPTIONS),
         shard=[],
+        matrix=option_of_output("--matrix", "matrix"),
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk
         launcher=mpi_launcher("distance"),
         run=run_options("distance", RUN_OPTIONS),
     shell:
         "{params.launcher}python3 -m seqpairs distance -i {input.unique:q}"
         " --bins {input.bins:q} --tiles {input.tiles:q} {params.options:q} {params.shard:q}"
-        " {params.run:q} --threads {threads} --edges {output.edges:q} > {log:q} 2>&1"
+        " {params.run:q} --threads {threads} --edges {output.edges:q} {params.matrix:q}"
+        " > {log:q} 2>&1"
+
+
+# A dataset that needs the full matrix: the edge list and every pair's distance in SeqDist
+# order (matrix.npy, which the exports are written from), one job; its memory holds the
+# matrix (dense_memory_mib).
+use rule distance as distance_dense with:
+    output:
+        edges="results/distance/{dataset}/edges.npz",
+        matrix="results/distance/{dataset}/matrix.npy",
+    wildcard_constraints:
+        dataset=datasets_regex(UNSHARDED_DENSE),
+    resources:
+        tasks=mpi_tasks("distance"),
+        mpi=mpi_program("distance"),
+        mem_mib=dense_memory_mib,
 
 
 # Shard K of N (0-based like `--shard K/N`, N in the name so that a changed count never
@@ -95,11 +115,39 @@ rule distance_merge:
         "../scripts/merge_shards.py"
 
 
-rule distance_export:
+# A sharded dataset that needs the full matrix: one more job, every pair again.
+rule distance_matrix:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
         bins="results/binning/{dataset}/bins.tsv",
         tiles="results/binning/{dataset}/tiles.tsv",
+    output:
+        matrix="results/distance/{dataset}/matrix.npy",
+    log:
+        "logs/distance/{dataset}/matrix.log",
+    benchmark:
+        benchmark_file("distance_matrix")
+    wildcard_constraints:
+        dataset=datasets_regex(SHARDED_DENSE),
+    conda:
+        "../../envs/seqpairs-gpu.yaml"
+    threads: threads_of("distance")
+    resources:
+        mem_mib=dense_memory_mib,
+    params:
+        options=stage_options("distance", {"scoring": "--scoring"}),
+        run=run_options("distance", {"backend": "--backend"}),
+    shell:
+        "python3 -m seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
+        " --tiles {input.tiles:q} {params.options:q} {params.run:q}"
+        " --threads {threads} --matrix {output.matrix:q} > {log:q} 2>&1"
+
+
+# One full-matrix export of distance.exports, written from matrix.npy (no alignment).
+rule distance_export:
+    input:
+        matrix="results/distance/{dataset}/matrix.npy",
+        unique="results/ingest/{dataset}/unique.fasta",
     output:
         "results/distance/{dataset}/{export}",
     log:
@@ -109,16 +157,13 @@ rule distance_export:
     wildcard_constraints:
         export="|".join(re.escape(name) for name in FULL_MATRIX_EXPORTS.values()),
     conda:
-        "../../envs/seqpairs-gpu.yaml"
-    threads: threads_of("distance")
+        "../../envs/seqpairs.yaml"
+    resources:
+        mem_mib=export_memory_mib,
     params:
-        options=stage_options("distance", {"scoring": "--scoring"}),
-        run=run_options("distance", {"backend": "--backend"}),
         format=export_format,
-    shell:
-        "python3 -m seqpairs distance -i {input.unique:q} --bins {input.bins:q}"
-        " --tiles {input.tiles:q} {params.options:q} {params.run:q} {params.format:q}"
-        " --threads {threads} -o {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/matrix_export.py"
 
 
 rule distance_mothur:

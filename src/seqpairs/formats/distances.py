@@ -414,6 +414,28 @@ def condensed_rows(n: int, distances: np.ndarray, step: int = 1 << 20):
         yield distances[pair_index(columns, rows)]
 
 
+def write_matrix(path, distances: np.ndarray) -> None:
+    """Every pair's distance in SeqDist pair order (pair_index) as a .npy file (np.save's
+    bytes): what the text and matrix exports are made from (read_matrix)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, npy_header(np.float64, distances.shape))
+        fh.write(memoryview(np.ascontiguousarray(distances, np.float64)).cast("B"))
+
+
+def read_matrix(path, n: int) -> np.ndarray:
+    """write_matrix's distances of n sequences, mapped from the file (not read whole)."""
+    try:
+        distances = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: not a distance matrix (.npy: {exc})") from None
+    if distances.dtype != np.float64 or distances.shape != (n * (n - 1) // 2,):
+        raise UserError(f"{path}: {distances.shape} {distances.dtype} distances, not the "
+                        f"{n * (n - 1) // 2} float64 of {n} sequences")
+    return distances
+
+
 def write_condensed(path, n: int, distances: np.ndarray) -> None:
     """The condensed matrix as np.save writes it, reordered a piece at a time."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:

@@ -23,6 +23,7 @@ from ..formats.distances import (
     sequence_digest,
     write_condensed,
     write_edge_stream,
+    write_matrix,
     write_seqdist_text,
 )
 from ..formats.fasta import read_unique_fasta
@@ -70,10 +71,10 @@ def run(args) -> None:
             raise UserError(f"-o -: --format {args.format} is a binary file; standard output "
                             "takes text outputs only")
         setattr(args, args.format, args.output)
-    dense = bool(args.seqdist or args.condensed or args.phylip)
+    dense = bool(args.seqdist or args.condensed or args.phylip or args.matrix)
     if not (args.edges or args.mothur or dense):
         raise UserError("nothing to write: give -o with --format, or "
-                        "--edges/--mothur/--seqdist/--condensed/--phylip")
+                        "--edges/--mothur/--seqdist/--condensed/--phylip/--matrix")
     if args.shard and (dense or args.mothur):
         raise UserError("--shard writes an edge list (merge shards with `seqpairs merge`)")
     if args.mothur and math.isinf(args.max_distance):
@@ -125,6 +126,8 @@ def run(args) -> None:
         write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
     if args.condensed:
         write_condensed(args.condensed, seqs.n, dense)
+    if args.matrix:
+        write_matrix(args.matrix, dense)
     if args.phylip:
         write_phylip(args.phylip, dense, seqs.ids)
 
@@ -152,6 +155,9 @@ def register(sub) -> None:
     p.add_argument("--ids", action="store_true", help="write ids in the SeqDist text output")
     p.add_argument("--condensed", type=path_not_stdio,
                    help="condensed matrix (.npy, SciPy order)")
+    p.add_argument("--matrix", type=path_not_stdio,
+                   help="every pair's distance in SeqDist order (.npy), which the workflow "
+                   "turns into its text and matrix exports")
     p.add_argument("--mothur", help="mothur column distances (.dist) of the pairs within "
                    "--max-distance")
     p.add_argument("--phylip", help="PHYLIP lower-triangular matrix (small N)")
