@@ -113,7 +113,7 @@ def test_tie_rule_follows_slots_hand_example(tmp_path):
     ids = [f"s{k}" for k in range(5)]
     path = write_dense(tmp_path / "d.dist", dist, ids)
     prefix = str(tmp_path / "o")
-    assert main(["cluster", "-i", path, "--resolution", "0.5", "--cutoff", "3", "-o", prefix]) == 0
+    assert main(["cluster", "-i", path, "--linkage", "complete", "--resolution", "0.5", "--cutoff", "3", "-o", prefix]) == 0
     singles = "s0 s1 s2 s3 s4 \n"
     expected = [f"0.000000 5 {singles}", f"0.500000 5 {singles}", "1.000000 4 s0,s1 s2 s3 s4 \n"]
     expected += [f"{k * 0.5:f} 3 s0,s1 s2,s4 s3 \n" for k in range(3, 10)]
@@ -135,7 +135,7 @@ def test_list_member_order_and_index_names(tmp_path):
     dist = [d.get(tuple(int(x) for x in pair_from_index(k)), 1.5) for k in range(npairs(5))]
     path = write_dense(tmp_path / "d.dist", dist)  # no ids: names are 0-based indices
     prefix = str(tmp_path / "o")
-    assert main(["cluster", "-i", path, "--resolution", "0.25", "-o", prefix]) == 0
+    assert main(["cluster", "-i", path, "--linkage", "complete", "--resolution", "0.25", "-o", prefix]) == 0
     lines = text(prefix + ".list").splitlines(keepends=True)
     assert len(lines) == 6  # floor(1.5 / 0.25): the last merge never shows
     assert lines[2] == "0.500000 4 0,3 1 2 4 \n"
@@ -152,7 +152,7 @@ def test_tree_quotes_the_labels_newick_reserves(tmp_path):
     d = rng.integers(1, 9, npairs(len(ids))) / 8
     path = write_dense(tmp_path / "d.dist", d, ids)
     prefix = str(tmp_path / "o")
-    assert main(["cluster", "-i", path, "--cutoff", "0.5", "-o", prefix]) == 0
+    assert main(["cluster", "-i", path, "--linkage", "complete", "--cutoff", "0.5", "-o", prefix]) == 0
     tree = text(prefix + ".tree")
     assert "'a;tax=x:y'" in tree and "'it''s'" in tree and "'(b)'" in tree and "'[c]'" in tree
     assert ",plain_1:" in tree or "(plain_1:" in tree
@@ -168,7 +168,7 @@ def test_tree_quotes_the_labels_newick_reserves(tmp_path):
 def test_list_refuses_ids_that_hold_its_separators(tmp_path, capsys, name):
     path = write_dense(tmp_path / "d.dist", [0.1, 0.2, 0.3], ["x", name, "y"])
     prefix = str(tmp_path / "o")
-    assert main(["cluster", "-i", path, "-o", prefix]) == 2
+    assert main(["cluster", "-i", path, "--linkage", "complete", "-o", prefix]) == 2
     assert f"{path}:{name}: FCluster's .list cannot hold this id" in one_error_line(capsys)
     assert not list(tmp_path.glob("o.*"))
 
@@ -234,8 +234,8 @@ def test_edge_list_gives_dense_list_up_to_max_distance(tmp_path, seed):
     i, j = pair_from_index(np.flatnonzero(keep))
     sparse = write_sparse(tmp_path / "e.npz", n, i, j, d[keep], max_distance)
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    assert main(["cluster", "-i", dense, "--cutoff", "0.1", "-o", a]) == 0
-    assert main(["cluster", "-i", sparse, "--cutoff", "0.1", "-o", b]) == 0
+    assert main(["cluster", "-i", dense, "--linkage", "complete", "--cutoff", "0.1", "-o", a]) == 0
+    assert main(["cluster", "-i", sparse, "--linkage", "complete", "--cutoff", "0.1", "-o", b]) == 0
     sparse_lines = text(b + ".list").splitlines()
     assert len(sparse_lines) == 13  # thresholds 0.00 .. 0.12
     dense_lines = text(a + ".list").splitlines()
@@ -251,13 +251,13 @@ def test_list_lines_are_bounded(tmp_path, capsys):
     i, j = pair_from_index(np.arange(d.size - 1))  # one pair missing: not a full matrix
     edges = write_sparse(tmp_path / "e.npz", 10, i, j, d[:-1], max_distance=150.0)
     out = tmp_path / "out" / "otus"
-    assert main(["cluster", "-i", edges, "--resolution", "0.0001", "--cutoff", "0.1",
+    assert main(["cluster", "-i", edges, "--linkage", "complete", "--resolution", "0.0001", "--cutoff", "0.1",
                  "-o", str(out)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "1,500,001 lines of the .list (at most 1,000,000)" in err[0], err
     assert not out.parent.exists() or not any(out.parent.iterdir())
     # a coarser resolution is written: 15,001 lines
-    assert main(["cluster", "-i", edges, "--resolution", "0.01", "--cutoff", "0.1",
+    assert main(["cluster", "-i", edges, "--linkage", "complete", "--resolution", "0.01", "--cutoff", "0.1",
                  "-o", str(out)]) == 0
     assert len(text(f"{out}.list").splitlines()) == 15_001
 
@@ -384,7 +384,7 @@ def test_otu_table_sums_equal_abundances(tmp_path):
     fasta = write_fasta(tmp_path / "u.fasta", zip(ids, counts["total"], seqs))
     dist = write_dense(tmp_path / "d.dist", rng.uniform(0, 0.1, npairs(n)), ids)
     prefix = str(tmp_path / "o")
-    assert main(["cluster", "-i", dist, "--fasta", fasta, "--abundance", str(tmp_path / "abundance.tsv"),
+    assert main(["cluster", "-i", dist, "--linkage", "complete", "--fasta", fasta, "--abundance", str(tmp_path / "abundance.tsv"),
                 "--cutoff", "0.05", "--sizeout", "-o", prefix]) == 0
     membership = pd.read_csv(prefix + ".membership.tsv", sep="\t", index_col="id")
     table = pd.read_csv(prefix + ".otu_table.tsv", sep="\t", index_col="cluster")
@@ -439,19 +439,27 @@ def test_errors(tmp_path, capsys):
     sparse = write_sparse(tmp_path / "e.npz", n, i, j, d[keep], 0.1)
     out = str(tmp_path / "o")
 
-    assert main(["cluster", "-i", str(tmp_path / "missing.dist"), "-o", out]) == 2
+    assert main(["cluster", "-i", str(tmp_path / "missing.dist"), "--linkage", "complete",
+                 "-o", out]) == 2
     assert "missing.dist: no such file" in one_error_line(capsys)
+    # the default method (greedy) clusters on the identity of kept pairs, not on -i
+    assert main(["cluster", "-i", dense, "-o", out]) == 2
+    assert "greedy clusters on identity distances only: give --pairs" in one_error_line(capsys)
+    assert main(["cluster", "--pairs", "p.tsv", "-i", dense, "-o", out]) == 2
+    assert "one of them" in one_error_line(capsys)
     assert main(["cluster", "-i", sparse, "--linkage", "average", "-o", out]) == 2
     assert "average linkage needs every pair" in one_error_line(capsys)
-    assert main(["cluster", "-i", sparse, "--cutoff", "0.2", "-o", out]) == 2
+    assert main(["cluster", "-i", sparse, "--linkage", "complete", "--cutoff", "0.2", "-o", out]) == 2
     assert "above the edge list's max_distance" in one_error_line(capsys)
     assert main(["cluster", "--linkage", "greedy", "-o", out]) == 2
-    assert "needs --pairs" in one_error_line(capsys)
-    assert main(["cluster", "-i", dense, "--weighted", "-o", out]) == 2
+    assert "give --pairs" in one_error_line(capsys)
+    assert main(["cluster", "--linkage", "opti", "--pairs", "p.tsv", "-o", out]) == 2
+    assert "needs --fasta or --abundance" in one_error_line(capsys)
+    assert main(["cluster", "-i", dense, "--linkage", "complete", "--weighted", "-o", out]) == 2
     one_error_line(capsys)
 
     fasta = write_fasta(tmp_path / "u.fasta", [(name, 1, "ACGT") for name in ids[:-1] + ["zz"]])
-    assert main(["cluster", "-i", dense, "--fasta", fasta, "-o", out]) == 2
+    assert main(["cluster", "-i", dense, "--linkage", "complete", "--fasta", fasta, "-o", out]) == 2
     assert "'s5'" in one_error_line(capsys)
 
     good = write_fasta(tmp_path / "g.fasta", [(name, 1, "ACGT") for name in ids])
@@ -486,12 +494,136 @@ def test_errors(tmp_path, capsys):
     assert f"{columns}:1: no column significant in the header" in one_error_line(capsys)
     assert main([*greedy, "--psse", str(tmp_path / "absent.tsv")]) == 2
     assert "absent.tsv: no such file" in one_error_line(capsys)
-    assert main(["cluster", "-i", dense, "--psse", swapped, "-o", out]) == 2
+    assert main(["cluster", "-i", dense, "--linkage", "complete", "--psse", swapped, "-o", out]) == 2
     assert "--psse is for --linkage greedy only" in one_error_line(capsys)
 
     bad = tmp_path / "abundance.tsv"
     bad.write_text("id\tx\ttotal\n" + "".join(f"{name}\t1\t1\n" for name in ids[:3])
                    + f"{ids[3]}\t1\t2\n" + "".join(f"{name}\t1\t1\n" for name in ids[4:]))
-    assert main(["cluster", "-i", dense, "--abundance", str(bad), "-o", out]) == 2
+    assert main(["cluster", "-i", dense, "--linkage", "complete", "--abundance", str(bad), "-o", out]) == 2
     assert f"{bad}:5: total is not the sum" in one_error_line(capsys)
     assert not list(tmp_path.glob("o.*"))  # nothing written by a failed run
+
+
+# ---------------------------------------------------------------- identity distance, opti
+
+
+def membership_partition(prefix):
+    table = pd.read_csv(prefix + ".membership.tsv", sep="\t", dtype=str)
+    return {frozenset(g["id"]) for _, g in table.groupby("cluster")}
+
+
+def random_kept_pairs(rng, n, identity):
+    """Distinct identities (no ties) for a random sparse set of pairs, some below
+    `identity` (the method must skip them), as the filter would keep them."""
+    i, j = np.triu_indices(n, 1)
+    chosen = rng.random(len(i)) < 0.3
+    ident = 100 * (1 - rng.permutation(np.arange(chosen.sum()) + 1) / (chosen.sum() * 8))
+    ident = ident.round(8)
+    return [(f"s{a}", f"s{b}", v) for a, b, v in zip(i[chosen], j[chosen], ident)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_complete_on_identity_matches_scipy(tmp_path, seed):
+    """Complete linkage on 1 - identity, every pair not in the file farther than the cutoff:
+    SciPy's complete linkage of that full matrix (missing pairs at 1), cut at 1 - id."""
+    rng = np.random.default_rng(seed)
+    n, identity = 40, 0.97
+    rows = random_kept_pairs(rng, n, identity)
+    ids = [f"s{k}" for k in range(n)]
+    fasta = write_fasta(tmp_path / "u.fasta", [(name, 1, "ACGT") for name in ids])
+    pairs = write_pairs(tmp_path / "kept.tsv", rows)
+    prefix = str(tmp_path / "c")
+    assert main(["cluster", "--linkage", "complete", "--pairs", pairs, "--id", str(identity),
+                 "--fasta", fasta, "-o", prefix]) == 0
+    full = np.ones((n, n))
+    for a, b, v in rows:
+        full[int(a[1:]), int(b[1:])] = full[int(b[1:]), int(a[1:])] = 1 - v / 100
+    np.fill_diagonal(full, 0)
+    condensed = full[np.triu_indices(n, 1)]
+    expected = scipy_partitions(condensed, "complete", 1 - identity + 1e-12, ids)
+    assert membership_partition(prefix) == expected
+    assert len(expected) < n - 3  # the test clusters something
+
+
+def test_identity_methods_write_the_identity_to_the_centroid(tmp_path):
+    fasta = write_fasta(tmp_path / "u.fasta", GREEDY_FASTA)
+    pairs = write_pairs(tmp_path / "kept.tsv", GREEDY_PAIRS)
+    for method in ("complete", "opti"):
+        prefix = str(tmp_path / method)
+        assert main(["cluster", "--linkage", method, "--pairs", pairs, "--fasta", fasta,
+                     "-o", prefix]) == 0
+        known = {frozenset((a, b)): v for a, b, v in GREEDY_PAIRS}
+        for line in Path(prefix + ".uc").read_text().splitlines():
+            fields = line.split("\t")
+            if fields[0] == "H":
+                pair = frozenset((fields[8], fields[9]))
+                assert fields[3] == (f"{known[pair]:.1f}" if pair in known else "*"), line
+
+
+def planted_cliques(rng, sizes):
+    """Ids and kept pairs of disjoint cliques (every pair inside at >= 97%), shuffled."""
+    names = [f"q{k}" for k in rng.permutation(sum(sizes))]
+    rows, start = [], 0
+    for size in sizes:
+        members = names[start:start + size]
+        rows += [(a, b, 97 + 3 * rng.random()) for x, a in enumerate(members)
+                 for b in members[x + 1:]]
+        start += size
+    return names, rows, {frozenset(names[s - z:s]) for s, z in
+                         zip(np.cumsum(sizes), sizes)}
+
+
+def read_sensspec(prefix):
+    table = pd.read_csv(prefix + ".sensspec", sep="\t")
+    assert list(table.columns) == ["label", "cutoff", "numotus", "tp", "tn", "fp", "fn",
+                                   "sensitivity", "specificity", "ppv", "npv", "fdr",
+                                   "accuracy", "mcc", "f1score"]
+    return table.iloc[0]
+
+
+def test_opti_finds_planted_otus_and_reports_their_mcc(tmp_path):
+    rng = np.random.default_rng(3)
+    names, rows, truth = planted_cliques(rng, [1, 2, 5, 9, 3, 7])
+    rows.append((rows[0][0], next(n for n in names if n not in {rows[0][0], rows[0][1]}),
+                 50.0))  # below --id: not a close pair
+    fasta = write_fasta(tmp_path / "u.fasta", [(name, 1, "ACGT") for name in names])
+    pairs = write_pairs(tmp_path / "kept.tsv", rows)
+    prefix = str(tmp_path / "o")
+    assert main(["cluster", "--linkage", "opti", "--pairs", pairs, "--fasta", fasta,
+                 "-o", prefix]) == 0
+    assert membership_partition(prefix) == truth
+    stats = read_sensspec(prefix)
+    n = len(names)
+    close = sum(z * (z - 1) // 2 for z in [1, 2, 5, 9, 3, 7])
+    assert (stats["tp"], stats["fp"], stats["fn"], stats["tn"]) == \
+        (close, 0, 0, n * (n - 1) // 2 - close)
+    assert stats["mcc"] == 1.0 and stats["numotus"] == len(truth) and stats["label"] == 0.03
+
+
+def test_opti_on_seqdist_reads_edge_list_and_matrix_alike(tmp_path):
+    """The close pairs of -i are those within --cutoff, from SeqDist text or an edge list;
+    the sensspec's counts are those of the written partition."""
+    rng = np.random.default_rng(5)
+    n = 50
+    ids = [f"s{k}" for k in range(n)]
+    d = rng.uniform(0, 1, npairs(n)) ** 3
+    dense = write_dense(tmp_path / "d.dist", d, ids)
+    keep = d <= 0.2
+    i, j = pair_from_index(np.flatnonzero(keep))
+    sparse = write_sparse(tmp_path / "e.npz", n, i, j, d[keep], 0.2, ids)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    for source, prefix in ((dense, a), (sparse, b)):
+        assert main(["cluster", "-i", source, "--linkage", "opti", "--cutoff", "0.05",
+                     "-o", prefix]) == 0
+    assert membership_partition(a) == membership_partition(b)
+    close = {frozenset((f"s{x}", f"s{y}"))
+             for x, y in zip(*pair_from_index(np.flatnonzero(as_fcluster_float(d) <= 0.05)))}
+    same = {frozenset((x, y)) for group in membership_partition(a) for x in group for y in group
+            if x != y}
+    stats = read_sensspec(a)
+    assert (stats["tp"], stats["fp"], stats["fn"]) == \
+        (len(close & same), len(same - close), len(close - same))
+    assert stats["tp"] > 0 and 0 < stats["mcc"] <= 1
+    assert main(["cluster", "-i", sparse, "--linkage", "opti", "--cutoff", "0.3",
+                 "-o", a]) == 2  # above the edge list's max_distance

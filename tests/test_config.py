@@ -301,7 +301,7 @@ DATASET = "datasets:\n  d1:\n    samples: {s1: reads.fastq}\n"
      ["config: datasets.d1.distance.shards: 2.0 is not a whole number"]),
     (DATASET + "    psse: {shuffles: 100.0}\n",
      ["config: datasets.d1.psse.shuffles: 100.0 is not a whole number"]),
-    (DATASET + "    distance: {max_distance: 100000}\n    cluster: {linkage: complete}\n",
+    (DATASET + "    distance: {max_distance: 100000}\n    cluster: {linkage: complete, distance: seqdist}\n",
      ["config: datasets.d1:", "cluster.resolution (0.01)", "more than 1,000,000 levels"]),
     (ALIAS_BOMB + DATASET, ["config: more than 1,000,000 keys and list items"]),
 ], ids=["nan", "inf", "nan-in-defaults", "nan-in-simulate", "float-shards", "float-shuffles",
@@ -324,8 +324,30 @@ def test_a_config_that_passes_every_check_plans_its_jobs(workflow_copy):
 
     (workflow_copy / "config" / "config.yaml").write_text(
         DATASET + "    distance: {shards: 2, max_distance: 10000}\n"
-        "    cluster: {linkage: complete, resolution: 0.01}\n")
+        "    cluster: {linkage: complete, distance: seqdist, resolution: 0.01}\n")
     jobs = planned_jobs(snakemake(workflow_copy, "--dry-run", "--cores", "2"))
     assert sorted({rule for rule, _ in jobs}) == [
         "all", "binning", "cluster", "distance_merge", "distance_shard", "filter", "ingest",
         "report", "report_times"]
+
+
+def test_every_export_and_average_linkage_plan_one_distance_job_per_dataset(workflow_copy):
+    """The embedded example (config/config.yaml) with every export and average linkage,
+    and a second dataset of other samples: one all-pairs job per dataset; the exports are
+    written from what it wrote, mothur's from the edge list."""
+    from test_workflow import planned_jobs, snakemake
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["defaults"]["distance"]["exports"] = ["seqdist", "mothur", "phylip"]
+    config["defaults"]["cluster"].update(linkage="average", distance="seqdist")
+    config["datasets"]["pair"] = {"samples": {k: v for k, v in list(
+        config["datasets"]["example"]["samples"].items())[:2]}}
+    (workflow_copy / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(snakemake(workflow_copy, "--dry-run", "--cores", "2"))
+    all_pairs = [(rule, dataset) for rule, dataset in jobs
+                 if rule in ("distance", "distance_dense", "distance_shard", "distance_matrix")]
+    assert sorted(all_pairs) == [("distance_dense", "example"), ("distance_dense", "pair")]
+    exports = sorted(rule for rule, dataset in jobs if dataset == "example"
+                     and rule.startswith("distance_"))
+    assert exports == ["distance_dense", "distance_export", "distance_export",
+                       "distance_mothur"]

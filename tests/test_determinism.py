@@ -65,10 +65,10 @@ def test_two_runs_give_the_same_bytes_and_odd_paths_stay_file_names(tmp_path, mo
         "defaults": {"distance": {"backend": "cpu", "threads": 2}, "filter": {"threads": 2},
                      "binning": {"tile_pairs": 50}},
         "datasets": {
-            "complete": {"samples": samples, "cluster": {"linkage": "complete"},
+            "complete": {"samples": samples, "cluster": {"linkage": "complete", "distance": "seqdist"},
                          "distance": {"exports": ["seqdist", "condensed"]}},
             "greedy": {"samples": samples},
-            "average": {"samples": samples, "cluster": {"linkage": "average"}},
+            "average": {"samples": samples, "cluster": {"linkage": "average", "distance": "seqdist"}},
         },
     }
     first = copy_workflow(tmp_path / "first", config)

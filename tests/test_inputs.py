@@ -416,7 +416,7 @@ def test_list_refuses_ids_it_cannot_separate(tmp_path, cli):
     path.write_text(">a,b\nACGTACGT\n>c\nACGTACGA\n")
     d = tmp_path
     assert cli("distance", "-i", path, "--backend", "cpu", "--edges", d / "e.npz")[0] == 0
-    code, _, err = cli("cluster", "-i", d / "e.npz", "-o", d / "c")
+    code, _, err = cli("cluster", "-i", d / "e.npz", "--linkage", "complete", "-o", d / "c")
     assert (code, err) == (2, f"seqpairs: error: {d / 'e.npz'}:a,b: FCluster's .list cannot "
                               "hold this id (its members are joined by ',' and its clusters by "
                               "spaces); rename the sequence or cluster with --linkage greedy\n")
@@ -445,7 +445,7 @@ def test_one_unique_sequence_goes_through_every_stage(tmp_path, cli):
          "-o", d / "kept_vsearch.tsv"],
         ["psse", "-i", d / "u.fasta", "--pairs", d / "kept.tsv", "-o", d / "psse.tsv",
          "--shuffles", "10", "--backend", "cpu", "--plots", d / "plots"],
-        ["cluster", "-i", d / "e.npz", "--fasta", d / "u.fasta", "--abundance", d / "a.tsv",
+        ["cluster", "-i", d / "e.npz", "--linkage", "complete", "--fasta", d / "u.fasta", "--abundance", d / "a.tsv",
          "-o", d / "c"],
         ["cluster", "--linkage", "greedy", "--pairs", d / "kept.tsv", "--psse", d / "psse.tsv",
          "--fasta", d / "u.fasta", "--abundance", d / "a.tsv", "-o", d / "g"],
@@ -510,10 +510,10 @@ EDGE_CASES = {
         "one": {"samples": {"a": "data/one_a.fasta", "b": "data/one_b.fasta"},
                 "psse": {"enabled": True}, "cluster": {"linkage": "greedy"}},
         "one.complete": {"samples": {"a": "data/one_a.fasta"},
-                         "cluster": {"linkage": "complete"}},
+                         "cluster": {"linkage": "complete", "distance": "seqdist"}},
         # sample `short` loses every read to ingest.min_length
         "qc": {"samples": {"long": "data/long.fasta", "short": "data/short.fasta"},
-               "ingest": {"min_length": 50}, "cluster": {"linkage": "complete"}},
+               "ingest": {"min_length": 50}, "cluster": {"linkage": "complete", "distance": "seqdist"}},
     },
 }
 

@@ -324,7 +324,7 @@ def test_cluster_refuses_an_edge_list_of_changed_sequences(tmp_path, cli, made):
     ids = [f"s{k}" for k in range(20)]
     reordered = write_fasta(tmp_path / "reordered.fasta", made.seqs[::-1], ids[::-1])
     for fasta, code_wanted in ((reordered, 0), (made.other, 2)):
-        code, _, err = cli("-q", "cluster", "-i", made.edges, "--cutoff", "0.03", "--fasta",
+        code, _, err = cli("-q", "cluster", "-i", made.edges, "--linkage", "complete", "--cutoff", "0.03", "--fasta",
                            fasta, "-o", tmp_path / f"otus-{code_wanted}")
         assert code == code_wanted, err
     one_line(err, f"{made.edges}: made from other sequences than {made.other}")

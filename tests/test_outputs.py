@@ -192,7 +192,7 @@ def slow_writer(tmp_path: Path, prefix: Path) -> list[str]:
     distances = rng.uniform(0, 15, n * (n - 1) // 2)
     dist = tmp_path / "d.txt"
     dist.write_text(f"{n}\n" + "".join(f"{d:.8e}\n" for d in distances))
-    return [sys.executable, "-m", "seqpairs", "-q", "cluster", "-i", str(dist),
+    return [sys.executable, "-m", "seqpairs", "-q", "cluster", "-i", str(dist), "--linkage", "complete",
             "--resolution", "0.0001", "--cutoff", "1", "-o", str(prefix)]
 
 

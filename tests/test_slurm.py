@@ -43,7 +43,7 @@ TINY = {
         "tiny": {
             "samples": two_samples(),
             "distance": {"exports": ["condensed"]},
-            "cluster": {"linkage": "complete"},
+            "cluster": {"linkage": "complete", "distance": "seqdist"},
         },
         "tiny.greedy": {
             "samples": two_samples(),
@@ -51,7 +51,7 @@ TINY = {
         },
         "tiny.average": {
             "samples": two_samples(),
-            "cluster": {"linkage": "average"},
+            "cluster": {"linkage": "average", "distance": "seqdist"},
         },
     },
 }

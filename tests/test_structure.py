@@ -112,7 +112,18 @@ def test_clustering_methods_are_the_cli_choices_and_the_config_enum():
     for name, method in cluster.METHODS.items():
         module = __import__(f"seqpairs.cluster.{method.module}", fromlist=["cluster"])
         assert callable(module.cluster), name
-        assert method.reads in ("edge list", "full matrix", "pairs")
+        assert set(method.reads) <= set(cluster.DISTANCES) and method.reads, name
+        assert set(method.reads.values()) <= {"edge list", "full matrix", "pairs"}, name
+        # the identity distance is the filter's kept pairs, SeqDist's the distance stage's
+        assert method.reads.get("identity", "pairs") == "pairs", name
+        assert method.reads.get("seqdist") != "pairs", name
+    assert schema_enum("cluster", "distance") == list(cluster.DISTANCES)
+    # one default for the command line and the workflow
+    defaults = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())[
+        "properties"]["defaults"]["properties"]["cluster"]["properties"]
+    assert defaults["linkage"]["default"] == cluster.DEFAULT_LINKAGE
+    assert defaults["cutoff"]["default"] == cluster.DEFAULT_CUTOFF
+    assert defaults["distance"]["default"] == "identity"
 
 
 # --- backends ---------------------------------------------------------------------------

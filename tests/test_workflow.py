@@ -31,6 +31,10 @@ def two_samples() -> dict[str, str]:
     return {f"s{k}": f"resources/simulated/sample{k}.fastq.gz" for k in (1, 2)}
 
 
+# the schema's default distance.max_distance (TINY's datasets keep it)
+DEFAULT_MAX_DISTANCE = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())[
+    "properties"]["defaults"]["properties"]["distance"]["properties"]["max_distance"]["default"]
+
 TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
     # small tiles: several per dataset, so that every shard of tiny.sharded has some;
@@ -41,30 +45,35 @@ TINY = {
         # complete linkage (FCluster) on the edge list
         "tiny": {
             "samples": two_samples(),
-            "cluster": {"linkage": "complete"},
+            "cluster": {"linkage": "complete", "distance": "seqdist"},
         },
         # the same reads, greedy clustering of the filter's pairs
         "tiny.greedy": {
             "samples": two_samples(),
             "cluster": {"linkage": "greedy"},
         },
+        # OptiClust of the kept pairs (the identity distance)
+        "tiny.opti": {
+            "samples": two_samples(),
+            "cluster": {"linkage": "opti"},
+        },
         # average linkage reads the SeqDist text export; the other exports on top
         "tiny.average": {
             "samples": two_samples(),
             "distance": {"exports": ["condensed", "phylip", "mothur"]},
-            "cluster": {"linkage": "average", "weighted": True},
+            "cluster": {"linkage": "average", "distance": "seqdist", "weighted": True},
         },
         # as `tiny`, the edge list as 3 shard jobs and a merge
         "tiny.sharded": {
             "samples": two_samples(),
             "distance": {"shards": 3},
-            "cluster": {"linkage": "complete"},
+            "cluster": {"linkage": "complete", "distance": "seqdist"},
         },
         # sharded, and a full-matrix export: the matrix from one more job
         "tiny.sharded.matrix": {
             "samples": two_samples(),
             "distance": {"shards": 2, "exports": ["phylip"]},
-            "cluster": {"linkage": "complete"},
+            "cluster": {"linkage": "complete", "distance": "seqdist"},
         },
         # as tiny.greedy with PSSE: every kept pair is significant at the default alpha
         # (p-values of 1e-137 to 1e-41 here), so the clusters are tiny.greedy's
@@ -206,7 +215,10 @@ def test_every_target_log_and_benchmark_exists(run):
     greedy = results(run, "cluster", "tiny.greedy")
     assert sorted(p.name for p in greedy.iterdir()) == [
         "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv",
-        "otus.shared", "otus.uc"]
+        "otus.sensspec", "otus.shared", "otus.uc"]
+    # OptiClust reports the MCC it reached (mothur's .sensspec)
+    stats = pd.read_csv(results(run, "cluster", "tiny.opti") / "otus.sensspec", sep="\t")
+    assert len(stats) == 1 and 0 < stats["mcc"][0] <= 1
 
 
 # docs/outputs.md documents every file and column of a run, with placeholders in the paths
@@ -342,7 +354,7 @@ def test_edge_list_matches_the_uniques(run):
     with np.load(results(run, "distance") / "edges.npz", allow_pickle=False) as z:
         assert int(z["n"]) == len(unique_ids)
         assert list(z["ids"]) == unique_ids
-        assert float(z["max_distance"]) == 0.1
+        assert float(z["max_distance"]) == DEFAULT_MAX_DISTANCE
         assert float(z["candidate_identity"]) == 0.97
         i, j, d = z["i"], z["j"], z["distance"]
         assert len(i) == len(j) == len(d)
@@ -610,7 +622,7 @@ def test_list_file_has_one_line_per_level(run):
         assert int(count) == len(clusters)
         assert sorted(m for c in clusters for m in c.split(",")) == unique_ids
     np.testing.assert_allclose(levels, 0.01 * np.arange(len(levels)), atol=1e-6)
-    assert levels[-1] <= 0.1 + 1e-9  # the edge list is exact up to max_distance
+    assert levels[-1] <= DEFAULT_MAX_DISTANCE + 1e-9  # the edge list is exact up to it
 
 
 # ------------------------------------------------------------------- reruns
@@ -732,7 +744,7 @@ def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_pa
     config = yaml.safe_load(yaml.safe_dump(TINY))
     config["datasets"]["spaced"] = {
         "samples": {"s1": "raw reads/sample 1.fastq.gz", "s2": "raw reads/sample 2.fastq.gz"},
-        "cluster": {"linkage": "complete"},
+        "cluster": {"linkage": "complete", "distance": "seqdist"},
     }
     write_config(work, config)
     jobs = planned_jobs(snakemake(work, "--dry-run", "--cores", "2"))
@@ -775,8 +787,10 @@ def test_lint_reports_nothing(tmp_path):
         ({"samples": {"s1": "a.fq"}, "filter": {"identity": 1.5}},
          ["1.5 is greater than the maximum of 1", "['datasets']['d1']['filter']['identity']"]),
         ({"samples": {"s1": "a.fq"}, "filtre": {}}, ["'filtre' was unexpected"]),
-        ({"samples": {"s1": "a.fq"}, "cluster": {"linkage": "complete", "cutoff": 0.5}},
+        ({"samples": {"s1": "a.fq"}, "cluster": {"linkage": "complete", "distance": "seqdist", "cutoff": 0.5}},
          ["datasets.d1", "cluster.cutoff", "distance.max_distance"]),
+        ({"samples": {"s1": "a.fq"}, "cluster": {"linkage": "average"}},
+         ["datasets.d1", "cluster.linkage average", "seqdist distance only"]),
         ({"samples": {"s1": "a.fq"}, "filter": {"identity": 0.9}},
          ["datasets.d1", "filter.identity", "distance.candidate_identity"]),
         ({"samples": {"s1": "a.fq"}, "cluster": {"weighted": True}},

@@ -1,6 +1,8 @@
-# One rule per kind of input a clustering method reads (cluster.METHODS[...].reads): the
-# distances (FCluster's linkages: the edge list, or the full matrix as SeqDist text) or
-# the filter's kept pairs (greedy). Both write the OTU tables.
+# One rule per kind of input a clustering reads (cluster.METHODS[...].reads of the
+# dataset's cluster.distance): SeqDist distances (the edge list, or the full matrix as
+# SeqDist text), or the filter's kept pairs (the identity distance). Each writes the OTU
+# tables and otus.sensspec; FCluster's linkages on SeqDist distances also every level of
+# their tree (otus.list, otus.otu; cluster.METHODS: levels), the others not (cluster_flat).
 
 
 rule cluster:
@@ -17,12 +19,13 @@ rule cluster:
         shared="results/cluster/{dataset}/otus.shared",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
         uc="results/cluster/{dataset}/otus.uc",
+        sensspec="results/cluster/{dataset}/otus.sensspec",
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:
         benchmark_file("cluster")
     wildcard_constraints:
-        dataset=datasets_regex(BY_DISTANCES),
+        dataset=datasets_regex([d for d in BY_DISTANCES if d in WITH_LEVELS]),
     conda:
         "../../envs/seqpairs.yaml"
     params:
@@ -46,13 +49,26 @@ rule cluster:
         " -o {params.prefix:q} > {log:q} 2>&1"
 
 
-# psse.enabled: only the kept pairs PSSE finds significant (--psse). A dataset without
-# PSSE keeps the command it had before the stage. The rule above reads distances, not
-# pairs: PSSE does not apply there.
+# SeqDist distances, a method without levels (OptiClust): the same job, no otus.list.
+use rule cluster as cluster_flat with:
+    output:
+        membership="results/cluster/{dataset}/otus.membership.tsv",
+        table="results/cluster/{dataset}/otus.otu_table.tsv",
+        biom="results/cluster/{dataset}/otus.otu_table.biom",
+        shared="results/cluster/{dataset}/otus.shared",
+        centroids="results/cluster/{dataset}/otus.centroids.fasta",
+        uc="results/cluster/{dataset}/otus.uc",
+        sensspec="results/cluster/{dataset}/otus.sensspec",
+    wildcard_constraints:
+        dataset=datasets_regex([d for d in BY_DISTANCES if d not in WITH_LEVELS]),
+
+
+# The identity distance: the kept pairs at filter.identity. psse.enabled with a method
+# that takes it (greedy): only the kept pairs PSSE finds significant (--psse).
 rule cluster_pairs:
     input:
         pairs="results/filter/{dataset}/kept.tsv",
-        psse=psse_table,
+        psse=cluster_psse,
         unique="results/ingest/{dataset}/unique.fasta",
         abundance="results/ingest/{dataset}/abundance.tsv",
     output:
@@ -62,6 +78,7 @@ rule cluster_pairs:
         shared="results/cluster/{dataset}/otus.shared",
         centroids="results/cluster/{dataset}/otus.centroids.fasta",
         uc="results/cluster/{dataset}/otus.uc",
+        sensspec="results/cluster/{dataset}/otus.sensspec",
     log:
         "logs/cluster/{dataset}/cluster.log",
     benchmark:

@@ -132,6 +132,14 @@ def reads_edge_list(params):
     )
 
 
+def cluster_reads(params):
+    """What the dataset's clustering reads (cluster.METHODS): "pairs" (the filter's), "edge
+    list" or "full matrix" (the distance stage's); None for a method and distance that do
+    not go together (check_dataset says so)."""
+    cluster = params["cluster"]
+    return METHODS[cluster["linkage"]].reads.get(cluster["distance"])
+
+
 def check_dataset(dataset, params):
     """Cross-key checks the JSON schema cannot express; raise naming the keys."""
     cluster, distance, filter_ = params["cluster"], params["distance"], params["filter"]
@@ -147,14 +155,21 @@ def check_dataset(dataset, params):
             f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
             f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
         )
-    if cluster["weighted"] and "weighted" not in METHODS[cluster["linkage"]].options:
+    method = METHODS[cluster["linkage"]]
+    if cluster["distance"] not in method.reads:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: cluster.linkage {cluster['linkage']} clusters on "
+            f"the {' or '.join(method.reads)} distance only (cluster.distance is "
+            f"{cluster['distance']})."
+        )
+    if cluster["weighted"] and "weighted" not in method.options:
         takes = [name for name, m in METHODS.items() if "weighted" in m.options]
         raise WorkflowError(
             f"config: datasets.{dataset}: cluster.weighted is for cluster.linkage "
             f"{' or '.join(takes)} only (linkage is {cluster['linkage']})."
         )
     if (
-        METHODS[cluster["linkage"]].reads == "edge list"
+        cluster_reads(params) == "edge list"
         and cluster["cutoff"] > distance["max_distance"]
     ):
         raise WorkflowError(
@@ -164,7 +179,7 @@ def check_dataset(dataset, params):
             "wrong. Raise distance.max_distance or lower cluster.cutoff."
         )
     levels = distance["max_distance"] / cluster["resolution"]
-    if METHODS[cluster["linkage"]].reads == "edge list" and levels > MAX_LIST_LINES:
+    if cluster_reads(params) == "edge list" and levels > MAX_LIST_LINES:
         raise WorkflowError(
             f"config: datasets.{dataset}: distance.max_distance "
             f"({distance['max_distance']}) / cluster.resolution "
@@ -201,7 +216,7 @@ def needs_matrix(params):
     """Whether a dataset needs every pair's distance: a full-matrix export or a
     clustering method that reads the full matrix."""
     return any(e in FULL_MATRIX_EXPORTS for e in params["distance"]["exports"]) or (
-        METHODS[params["cluster"]["linkage"]].reads == "full matrix"
+        cluster_reads(params) == "full matrix"
     )
 
 
@@ -213,10 +228,14 @@ UNSHARDED_DENSE = [d for d in UNSHARDED if d in DENSE]
 UNSHARDED_SPARSE = [d for d in UNSHARDED if d not in DENSE]
 SHARDED_DENSE = [d for d in SHARDED if d in DENSE]
 PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
-BY_DISTANCES = [
-    d for d, p in PARAMS.items() if METHODS[p["cluster"]["linkage"]].reads != "pairs"
-]
+BY_DISTANCES = [d for d, p in PARAMS.items() if cluster_reads(p) != "pairs"]
 BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
+# the datasets whose clustering also writes otus.list and otus.otu (cluster.METHODS: levels)
+WITH_LEVELS = [
+    d
+    for d, p in PARAMS.items()
+    if p["cluster"]["distance"] in METHODS[p["cluster"]["linkage"]].levels
+]
 # seqpairs report's files for each dataset
 REPORT_FILES = (
     "lengths.png",
@@ -449,7 +468,7 @@ def filter_edges(wildcards):
 
 def cluster_distances(wildcards):
     """The distance file of the dataset's clustering method (cluster.METHODS: reads)."""
-    reads = METHODS[stage(wildcards, "cluster")["linkage"]].reads
+    reads = cluster_reads(PARAMS[wildcards.dataset])
     return f"results/distance/{wildcards.dataset}/{DISTANCE_INPUT[reads]}"
 
 
@@ -459,6 +478,13 @@ def psse_table(wildcards):
     if wildcards.dataset in PSSE:
         return f"results/psse/{wildcards.dataset}/psse.tsv"
     return []
+
+
+def cluster_psse(wildcards):
+    """The PSSE table the clustering keeps the significant pairs of: a psse-enabled
+    dataset's, for a method that takes it (cluster.METHODS: options)."""
+    linkage = stage(wildcards, "cluster")["linkage"]
+    return psse_table(wildcards) if "psse" in METHODS[linkage].options else []
 
 
 def option_of_output(flag, name):
@@ -499,7 +525,7 @@ def dataset_benchmarks(wildcards):
     else:  # distance or distance_dense
         files["distance"] = [benchmark_file("distance")]
     exports = {EXPORTS[name] for name in p["distance"]["exports"]}
-    reads = METHODS[p["cluster"]["linkage"]].reads
+    reads = cluster_reads(p)
     if reads in DISTANCE_INPUT:
         exports.add(DISTANCE_INPUT[reads])
     full = [f for f in FULL_MATRIX_EXPORTS.values() if f in exports]
@@ -551,8 +577,8 @@ def dataset_targets(dataset):
         for export in p["distance"]["exports"]
     ]
     outputs = ["membership.tsv", "otu_table.tsv", "otu_table.biom", "shared"]
-    outputs += ["centroids.fasta", "uc"]
-    if METHODS[p["cluster"]["linkage"]].reads != "pairs":
+    outputs += ["centroids.fasta", "uc", "sensspec"]
+    if dataset in WITH_LEVELS:
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
     if p["psse"]["enabled"]:

@@ -47,9 +47,10 @@ import numpy as np
 
 from ..errors import UserError
 from ..formats.atomic import atomic_open
+from ..formats.distances import pair_from_index
 from ..limits import MAX_LIST_LINES
-from .inputs import Distances, check_unique, read_distances
-from .otus import Naming, annotate, write_tables
+from .inputs import Distances, check_unique, read_close_pairs, read_distances
+from .otus import Close, Naming, annotate, centroid_identity, sequence_names, write_tables
 
 # FCluster's tolerance when it counts the thresholds below its last merge.
 THRESHOLD_EPS = 1e-7
@@ -326,9 +327,41 @@ def newick(tree: Tree, names: list[str]) -> str:
     return "".join(pieces) + ";\n"
 
 
-def cluster(request) -> str:
-    """complete or average linkage of request.distances; .list/.otu (.tree), OTU tables."""
+def cluster_pairs(request) -> str:
+    """Complete linkage on the identity distance (1 - identity) of the kept pairs at --id:
+    OTUs whose every pair is one of them (pairs missing from the file are farther); the
+    merges by increasing distance as FCluster's sparse complete linkage takes them, all of
+    them (each is within the cutoff). Writes the OTU tables (no .list: its thresholds are
+    SeqDist's)."""
     r = request
+    names, origin = sequence_names(r)
+    note = annotate(names, origin, r)
+    query, target, ident = read_close_pairs(r.pairs, names, r.identity)
+    high, low = np.maximum(query, target), np.minimum(query, target)
+    order = np.lexsort((low, high))
+    high, low, ident = high[order], low[order], ident[order]
+    if np.any((high[1:] == high[:-1]) & (low[1:] == low[:-1])):
+        raise UserError(f"{r.pairs}: a pair listed twice")
+    distance = (100 - ident) / 100
+    tree = build_tree(Distances(len(names), names, i=high, j=low, value=distance,
+                                max_distance=1 - r.identity), "complete", None)
+    flat = FlatClusters(tree, names)
+    flat.advance(math.inf)
+    clusters = flat.clusters()
+    written = write_tables(r.prefix, clusters, names, note,
+                           Naming(r.relabel, r.sizeout, f"{1 - r.identity:.10g}"),
+                           centroid_identity(clusters, note.abundance, high, low, ident),
+                           Close(high, low))
+    return (f"complete linkage on identity: {len(names)} sequences, {len(clusters)} clusters "
+            f"at identity {r.identity} -> {', '.join(written)}")
+
+
+def cluster(request) -> str:
+    """complete or average linkage of request.distances; .list/.otu (.tree), OTU tables;
+    complete linkage of request.pairs on the identity distance (cluster_pairs)."""
+    r = request
+    if r.pairs is not None:
+        return cluster_pairs(r)
     dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
     if dist.n < 1:
         raise UserError(f"{r.distances}: no sequences")
@@ -360,8 +393,13 @@ def cluster(request) -> str:
     flat = FlatClusters(tree, names)
     flat.advance(r.cutoff)
     clusters = flat.clusters()
+    if dist.dense is not None:
+        close = Close(*pair_from_index(np.flatnonzero(dist.dense <= r.cutoff)))
+    else:
+        within = dist.value <= r.cutoff
+        close = Close(dist.i[within], dist.j[within])
     written = write_tables(r.prefix, clusters, names, note,
-                           Naming(r.relabel, r.sizeout, f"{r.cutoff:.10g}"))
+                           Naming(r.relabel, r.sizeout, f"{r.cutoff:.10g}"), close=close)
     limit = "" if tree.dense else f" (edge list: exact up to max_distance {dist.max_distance})"
     return (f"{r.linkage} linkage: {dist.n} sequences, {count} thresholds in {r.prefix}.list"
             f"{limit}; {len(clusters)} clusters at cutoff {r.cutoff} -> {', '.join(written)}")

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError
-from .inputs import check_unique, read_pairs, read_significant
-from .otus import Naming, annotate, write_tables
+from .inputs import read_pairs, read_significant
+from .otus import Close, Naming, annotate, sequence_names, write_tables
 
 
 def greedy(abundance: np.ndarray, query, target, ident, identity: float
@@ -56,11 +55,7 @@ def greedy(abundance: np.ndarray, query, target, ident, identity: float
 def cluster(request) -> str:
     """Greedy clustering of request.pairs (only the significant ones with request.psse)."""
     r = request
-    origin = r.fasta_path or r.abundance_path
-    names = r.fasta.ids if r.fasta else list(r.abundance.index)
-    if not names:
-        raise UserError(f"{origin}: no sequences")
-    check_unique(origin, names)
+    names, origin = sequence_names(r)
     note = annotate(names, origin, r)
     query, target, ident = read_pairs(r.pairs, {name: k for k, name in enumerate(names)})
     significance = ""
@@ -70,7 +65,9 @@ def cluster(request) -> str:
         significance = f" ({int(keep.sum())} of {len(keep)} pairs significant in {r.psse})"
         query, target, ident = query[keep], target[keep], ident[keep]
     clusters, joined = greedy(note.abundance, query, target, ident, r.identity)
+    close = ident >= 100 * r.identity
     written = write_tables(r.prefix, clusters, names, note,
-                           Naming(r.relabel, r.sizeout, f"{1 - r.identity:.10g}"), joined)
+                           Naming(r.relabel, r.sizeout, f"{1 - r.identity:.10g}"), joined,
+                           Close(query[close], target[close]))
     return (f"greedy: {len(names)} sequences, {len(clusters)} clusters at identity "
             f"{r.identity}{significance} -> {', '.join(written)}")

@@ -157,6 +157,15 @@ def read_pairs(path: str, position: dict[str, int]):
     return ends[0], ends[1], ident
 
 
+def read_close_pairs(path: str, names: list[str], identity: float):
+    """The kept pairs of `path` at identity >= `identity` (a fraction; `id` is in percent, so a
+    pair the filter kept at the same identity always counts): (query, target, id) indices
+    into `names`."""
+    query, target, ident = read_pairs(path, {name: k for k, name in enumerate(names)})
+    close = ident >= 100 * identity
+    return query[close], target[close], ident[close]
+
+
 def read_significant(path: str, pairs_path: str, query: list[str], target: list[str]) -> np.ndarray:
     """`significant` of `seqpairs psse`'s table for each --pairs row (query, target).
 

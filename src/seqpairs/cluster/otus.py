@@ -12,6 +12,10 @@ PREFIXNUMBER with --relabel PREFIX (vsearch's --relabel):
 - PREFIX.uc: vsearch's cluster format (an S record per centroid, an H record per other
   member with its identity to the centroid where the method knows it, `*` elsewhere, a C
   record per cluster).
+- PREFIX.sensspec: mothur's sens.spec statistics of the OTUs against the close pairs (those
+  within the clustering's cutoff: identity >= --id, or SeqDist distance <= --cutoff): tp,
+  tn, fp, fn over all pairs of the sequences, sensitivity ... MCC (what OptiClust
+  maximises), so that every method can be compared as mothur compares them.
 The centroid is the most abundant member, ties to the earliest in input order (for
 greedy that is the seed). Clusters are numbered 1, 2, ... by decreasing abundance of
 their centroid, ties in input order. Abundance is abundance.tsv's `total`, else the
@@ -28,6 +32,7 @@ from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..formats.interop import write_biom, write_shared
 from .inputs import check_unique
+from .opticlust import Confusion, confusion
 
 
 @dataclass
@@ -56,6 +61,17 @@ def align_ids(names: list[str], origin: str, other: list[str], source: str) -> n
     return np.array([position[name] for name in names], np.int64)
 
 
+def sequence_names(request) -> tuple[list[str], str]:
+    """The ids of the sequences a pair-reading method clusters (--fasta's, else the
+    abundance table's, in that order) and the file they come from."""
+    origin = request.fasta_path or request.abundance_path
+    names = request.fasta.ids if request.fasta else list(request.abundance.index)
+    if not names:
+        raise UserError(f"{origin}: no sequences")
+    check_unique(origin, names)
+    return names, origin
+
+
 def annotate(names: list[str], origin: str, request) -> Annotation:
     """The abundances, sample counts and sequences of `names` (read from `origin`) from the
     request's FASTA and abundance table, whichever it has."""
@@ -80,6 +96,48 @@ def numbered(clusters: list[list[int]], abundance: np.ndarray) -> list[tuple[int
     return sorted(pairs, key=lambda p: (-abundance[p[0]], p[0]))
 
 
+def centroid_identity(clusters: list[list[int]], abundance: np.ndarray, query, target,
+                      ident) -> dict[int, float]:
+    """Each member's identity (percent) to its cluster's centroid (numbered's choice) where
+    the pairs hold that pair, for the .uc."""
+    centroid = np.arange(len(abundance))
+    for c, members in numbered(clusters, abundance):
+        centroid[members] = c
+    to_centroid = (centroid[query] == target) | (centroid[target] == query)
+    member = np.where(centroid[query] == target, query, target)[to_centroid]
+    return dict(zip(member.tolist(), ident[to_centroid].tolist()))
+
+
+@dataclass(frozen=True)
+class Close:
+    """The close pairs (indices), those within the clustering's cutoff: what the OTUs are
+    measured against in PREFIX.sensspec."""
+
+    i: np.ndarray
+    j: np.ndarray
+
+
+SENSSPEC_COLUMNS = ("label", "cutoff", "numotus", "tp", "tn", "fp", "fn", "sensitivity",
+                    "specificity", "ppv", "npv", "fdr", "accuracy", "mcc", "f1score")
+
+
+def _ratio(a: int, b: int) -> float:
+    return a / b if b else 0.0
+
+
+def write_sensspec(path: str, label: str, otus: int, c: Confusion) -> None:
+    """mothur's .sensspec: one row of the partition's statistics."""
+    total = c.tp + c.tn + c.fp + c.fn
+    values = (label, label, otus, c.tp, c.tn, c.fp, c.fn, _ratio(c.tp, c.tp + c.fn),
+              _ratio(c.tn, c.tn + c.fp), _ratio(c.tp, c.tp + c.fp), _ratio(c.tn, c.tn + c.fn),
+              _ratio(c.fp, c.tp + c.fp), _ratio(c.tp + c.tn, total), c.mcc,
+              _ratio(2 * c.tp, 2 * c.tp + c.fp + c.fn))
+    text = [v if isinstance(v, str) else str(v) if isinstance(v, int) else f"{v:.6f}"
+            for v in values]
+    with atomic_open(path) as out:
+        out.write("\t".join(SENSSPEC_COLUMNS) + "\n" + "\t".join(text) + "\n")
+
+
 @dataclass(frozen=True)
 class Naming:
     """How the tables name and label the OTUs (the request's --relabel, --sizeout) and the
@@ -91,11 +149,11 @@ class Naming:
 
 
 def write_tables(prefix: str, clusters, names: list[str], note: Annotation,
-                 naming: Naming = Naming(), identity: dict[int, float] | None = None
-                 ) -> list[str]:
-    """membership, OTU table (TSV, BIOM, mothur .shared), centroids FASTA and .uc (those the
-    inputs allow); returns their paths. identity: member -> percent identity to its
-    centroid, where the method knows it."""
+                 naming: Naming = Naming(), identity: dict[int, float] | None = None,
+                 close: Close | None = None) -> list[str]:
+    """membership, OTU table (TSV, BIOM, mothur .shared), centroids FASTA, .uc and, given
+    the close pairs, .sensspec (those the inputs allow); returns their paths. identity:
+    member -> percent identity to its centroid, where the method knows it."""
     ranked = numbered(clusters, note.abundance)
     otus = [names[c] if naming.relabel is None else f"{naming.relabel}{number}"
             for number, (c, _) in enumerate(ranked, start=1)]
@@ -131,6 +189,10 @@ def write_tables(prefix: str, clusters, names: list[str], note: Annotation,
                 out.write(f">{otu}{size}\n{note.seqs[c]}\n")
     written.append(f"{prefix}.uc")
     write_uc(written[-1], ranked, names, note, identity or {})
+    if close is not None:
+        written.append(f"{prefix}.sensspec")
+        write_sensspec(written[-1], naming.label, len(ranked),
+                       confusion(cluster_of, len(names), close.i, close.j))
     return written
 
 
