@@ -17,6 +17,7 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/ingest.smk"
+include: "workflow/rules/qc.smk"
 include: "workflow/rules/binning.smk"
 include: "workflow/rules/distance.smk"
 include: "workflow/rules/filter.smk"

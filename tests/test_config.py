@@ -14,7 +14,7 @@ from snakemake.utils import validate
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "config" / "schema.yaml")
 CONFIG = REPO / "config" / "config.yaml"
-STAGES = ("ingest", "binning", "distance", "filter", "psse", "cluster")
+STAGES = ("qc", "ingest", "binning", "distance", "filter", "psse", "cluster")
 
 
 def minimal(**dataset_extra):
@@ -327,8 +327,8 @@ def test_a_config_that_passes_every_check_plans_its_jobs(workflow_copy):
         "    cluster: {linkage: complete, distance: seqdist, resolution: 0.01}\n")
     jobs = planned_jobs(snakemake(workflow_copy, "--dry-run", "--cores", "2"))
     assert sorted({rule for rule, _ in jobs}) == [
-        "all", "binning", "cluster", "distance_merge", "distance_shard", "filter", "ingest",
-        "report", "report_times"]
+        "all", "binning", "cluster", "distance_merge", "distance_shard", "filter", "ingest_qc",
+        "qc_chimeras", "qc_filter", "qc_select", "report", "report_times"]
 
 
 def test_every_export_and_average_linkage_plan_one_distance_job_per_dataset(workflow_copy):

@@ -31,6 +31,7 @@ def two_samples() -> dict[str, str]:
     return {f"s{k}": f"resources/simulated/sample{k}.fastq.gz" for k in (1, 2)}
 
 
+QC_MAXEE = 0.5  # tiny.qc's qc.maxee
 # the schema's default distance.max_distance (TINY's datasets keep it)
 DEFAULT_MAX_DISTANCE = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())[
     "properties"]["defaults"]["properties"]["distance"]["properties"]["max_distance"]["default"]
@@ -39,7 +40,9 @@ TINY = {
     "simulate": {"references": 2, "samples": 2, "reads": 20, "length": 120, "seed": 7},
     # small tiles: several per dataset, so that every shard of tiny.sharded has some;
     # PSSE (where a dataset enables it) with few shuffles
-    "defaults": {"distance": {"backend": "cpu", "threads": 2}, "binning": {"tile_pairs": 50},
+    # read QC off but in tiny.qc: the other datasets cluster every read
+    "defaults": {"qc": {"enabled": False},
+                 "distance": {"backend": "cpu", "threads": 2}, "binning": {"tile_pairs": 50},
                  "psse": {"backend": "cpu", "threads": 2, "shuffles": 20, "seed": 5}},
     "datasets": {
         # complete linkage (FCluster) on the edge list
@@ -50,7 +53,13 @@ TINY = {
         # the same reads, greedy clustering of the filter's pairs
         "tiny.greedy": {
             "samples": two_samples(),
+            "distance": {"exports": ["mothur_identity"]},
             "cluster": {"linkage": "greedy"},
+        },
+        # read QC (vsearch) before and after dereplication
+        "tiny.qc": {
+            "samples": {"n1": "reads/noisy1.fastq", "n2": "reads/noisy2.fastq.gz"},
+            "qc": {"enabled": "auto", "maxee": QC_MAXEE, "min_size": 2},
         },
         # OptiClust of the kept pairs (the identity distance)
         "tiny.opti": {
@@ -102,8 +111,46 @@ STAGES = ("ingest", "binning", "distance", "filter", "cluster")
 PSSE_DATASETS = ("tiny.psse", "tiny.psse.strict")
 
 
+def noisy_reads(seed: int) -> list[tuple[str, str, str]]:
+    """(id, sequence, qualities) of tiny.qc's samples: two parents of 30 and 25 reads, each
+    with a few reads of low quality (expected errors above QC_MAXEE) and singletons (a
+    substitution), and 1 read of a chimera of the parents (their halves joined): pooled,
+    more than 16 times rarer than its parents (UCHIME3's abundance skew)."""
+    shared = np.random.default_rng(0)  # the same parents in every sample
+    parents = ["".join(shared.choice(list("ACGT"), 120)) for _ in range(2)]
+    rng = np.random.default_rng(seed)  # the sample's qualities and errors
+    chimera = parents[0][:60] + parents[1][60:]
+    reads = []
+    for k, (seq, count) in enumerate([(parents[0], 30), (parents[1], 25), (chimera, 1)]):
+        for r in range(count):
+            quals = rng.integers(30, 41, len(seq))
+            if r % 7 == 3:  # low quality: about 1.2 expected errors
+                quals[:12] = 10
+            if r % 9 == 5:  # a singleton: one substitution
+                at = int(rng.integers(len(seq)))
+                seq_r = seq[:at] + "ACGT"[("ACGT".index(seq[at]) + 1) % 4] + seq[at + 1:]
+            else:
+                seq_r = seq
+            reads.append((f"p{k}_{r}_s{seed}", seq_r, "".join(chr(33 + q) for q in quals)))
+    return reads
+
+
+def expected_errors(quals: str) -> float:
+    return sum(10 ** (-(ord(c) - 33) / 10) for c in quals)
+
+
+def write_noisy_reads(dest: Path) -> None:
+    (dest / "reads").mkdir(exist_ok=True)
+    for seed, name in ((1, "noisy1.fastq"), (2, "noisy2.fastq.gz")):
+        text = "".join(f"@{i}\n{s}\n+\n{q}\n" for i, s, q in noisy_reads(seed))
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(dest / "reads" / name, "wt") as fh:
+            fh.write(text)
+
+
 def copy_workflow(dest: Path, config: dict | None = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
+    write_noisy_reads(dest)
     for part in WORKFLOW_PARTS:
         src = REPO / part
         if src.is_dir():
@@ -223,11 +270,13 @@ def test_every_target_log_and_benchmark_exists(run):
 
 # docs/outputs.md documents every file and column of a run, with placeholders in the paths
 OUTPUTS_DOC = REPO / "docs" / "outputs.md"
-EXPORT_FILES = ("seqdist.txt", "condensed.npy", "phylip.dist", "mothur.dist")
+EXPORT_FILES = ("seqdist.txt", "condensed.npy", "phylip.dist", "mothur.identity.dist",
+                "mothur.dist")
 # stages whose log is logs/STAGE/D/STAGE.log and benchmark results/benchmarks/STAGE/D.tsv
 NAMED_STAGES = (*STAGES, "psse", "report")
 # files with one column per sample (documented as `SAMPLE`)
-PER_SAMPLE = ("results/ingest/D/abundance.tsv", "results/cluster/D/otus.otu_table.tsv")
+PER_SAMPLE = ("results/ingest/D/abundance.tsv", "results/cluster/D/otus.otu_table.tsv",
+              "results/qc/D/dereplicated.tsv")
 
 
 def outputs_reference() -> dict[str, str]:
@@ -249,6 +298,8 @@ def documented_path(path: str) -> str:
                     for part in parts)
     path = re.sub(r"\d+-of-\d+", "K-of-N", path)
     path = re.sub(r"/sample\d+\.fastq\.gz$", "/sampleS.fastq.gz", path)
+    path = re.sub(r"^(logs/qc/D/filter-)[^/]+\.log$", r"\1SAMPLE.log", path)
+    path = re.sub(r"^(results/benchmarks/qc_filter/D/)[^/]+\.tsv$", r"\1SAMPLE.tsv", path)
     if path.startswith(("logs/", "results/benchmarks/")):
         path = re.sub("|".join(map(re.escape, EXPORT_FILES)), "EXPORT", path)
         stages = "|".join(NAMED_STAGES)
@@ -273,7 +324,8 @@ def test_outputs_reference_lists_every_file(run):
     made = {documented_path(path) for path in run_files(run)}
     assert not made - set(documented), f"not in docs/outputs.md: {sorted(made - set(documented))}"
     # and the table lists nothing else: the shards are temp(), deleted once merged
-    assert set(documented) - made == {"results/distance/D/shards/K-of-N.npz"}
+    assert set(documented) - made == {"results/distance/D/shards/K-of-N.npz",
+                                      "results/qc/D/filtered/SAMPLE.fastq"}
 
 
 def test_outputs_reference_lists_every_column(run):
@@ -311,6 +363,10 @@ def test_outputs_reference_lists_every_column(run):
         "results/benchmarks/distance_matrix/D.tsv",
         "results/benchmarks/distance_export/D/EXPORT.tsv",
         "results/benchmarks/distance_mothur/D.tsv",
+        "results/benchmarks/filter_mothur/D.tsv",
+        "results/qc/D/funnel.tsv", "results/qc/D/dereplicated.tsv",
+        "results/benchmarks/qc_filter/D/SAMPLE.tsv", "results/benchmarks/qc_chimeras/D.tsv",
+        "results/benchmarks/qc_select/D.tsv",
         "results/benchmarks/simulate/simulate.tsv", "results/report/D/times.tsv"}
 
 
@@ -483,9 +539,10 @@ def test_clusters_cover_every_unique_and_the_table_every_read(run, dataset):
     membership = tsv(results(run, "cluster", dataset) / "otus.membership.tsv")
     assert sorted(membership["id"]) == sorted(unique_ids)
     table = tsv(results(run, "cluster", dataset) / "otus.otu_table.tsv")
-    assert set(SAMPLES + ["total"]) <= set(table.columns)
+    samples = list(TINY["datasets"][dataset]["samples"])
+    assert set(samples + ["total"]) <= set(table.columns)
     assert len(table) == membership["cluster"].nunique()
-    for column in SAMPLES + ["total"]:
+    for column in samples + ["total"]:
         assert table[column].sum() == abundance[column].sum()
     centroids = read_fasta_ids(results(run, "cluster", dataset) / "otus.centroids.fasta")
     assert sorted(centroids) == sorted(table["centroid"]) == sorted(table["otu"])
@@ -611,6 +668,44 @@ def test_report_shows_the_psse_plots(run, tmp_path):
     assert '"PSSE"' in html  # the category
 
 
+def test_mothur_identity_export_is_the_kept_pairs_at_one_minus_identity(run):
+    kept = read_pairs(results(run, "filter", "tiny.greedy") / "kept.tsv")
+    dist = pd.read_csv(results(run, "distance", "tiny.greedy") / "mothur.identity.dist",
+                       sep="\t", header=None, names=["a", "b", "d"], dtype={"a": str, "b": str})
+    assert len(kept) > 0 and len(dist) == len(kept)
+    expected = {frozenset((q, t)): (100 - i) / 100
+                for q, t, i in zip(kept["query"], kept["target"], kept["id"])}
+    got = {frozenset((a, b)): d for a, b, d in zip(dist["a"], dist["b"], dist["d"])}
+    assert got.keys() == expected.keys()
+    assert all(abs(got[k] - expected[k]) <= 1e-8 * max(expected[k], 1e-3) for k in got)
+    assert max(got.values()) <= 1 - 0.97 + 1e-12
+
+
+def test_read_qc_filters_errors_chimeras_and_singletons(run):
+    """tiny.qc against what its reads are made of: the expected errors computed here, the
+    designed chimera, the singletons."""
+    reads = noisy_reads(1) + noisy_reads(2)
+    passing = [seq for _, seq, quals in reads if expected_errors(quals) <= QC_MAXEE]
+    distinct = pd.Series(passing).value_counts()
+    funnel = pd.read_csv(results(run, "qc", "tiny.qc") / "funnel.tsv", sep="\t")
+    assert funnel["step"].tolist() == ["reads", "expected errors", "dereplicated",
+                                       "non-chimeric", "abundance >= 2"]
+    assert funnel["reads"].tolist()[:3] == [len(reads), len(passing), len(passing)]
+    assert funnel["uniques"][2] == len(distinct)
+    assert len(passing) < len(reads) and (distinct == 1).sum() >= 4  # the test filters
+    chimera = reads[-1][1]
+    assert distinct[chimera] == 2
+    unique = (results(run, "ingest", "tiny.qc") / "unique.fasta").read_text().split()
+    kept = set(unique[1::2])
+    assert kept == set(distinct.index[distinct >= 2]) - {chimera}
+    assert funnel["uniques"].tolist()[3:] == [len(distinct) - 1, len(kept)]
+    table = pd.read_csv(results(run, "ingest", "tiny.qc") / "abundance.tsv", sep="\t")
+    assert table["total"].sum() == funnel["reads"].iloc[-1] and (table["total"] >= 2).all()
+    # ingest reads the filtered samples: its report counts what the filter kept
+    report = pd.read_csv(results(run, "ingest", "tiny.qc") / "report.tsv", sep="\t")
+    assert report.set_index("sample")["records"]["all"] == len(passing)
+
+
 def test_list_file_has_one_line_per_level(run):
     unique_ids = sorted(read_fasta_ids(results(run, "ingest") / "unique.fasta"))
     lines = (results(run, "cluster") / "otus.list").read_text().splitlines()
@@ -656,10 +751,11 @@ def test_filter_param_change_reruns_filter_and_what_reads_it(run):
     # complete linkage does not read the filter's pairs: only the filter reruns
     jobs = dry_run_with(run, with_override(TINY, "tiny", "filter", identity=0.99))
     assert sorted(jobs) == and_report([("all", None), ("filter", "tiny")])
-    # greedy clustering reads them: filter and cluster_pairs rerun
+    # greedy clustering reads them, and the mothur_identity export: all three rerun
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "filter", identity=0.99))
     assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.greedy"),
-                                       ("filter", "tiny.greedy")])
+                                       ("filter", "tiny.greedy"),
+                                       ("filter_mothur", "tiny.greedy")])
 
 
 def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
@@ -766,9 +862,11 @@ def test_added_dataset_runs_only_its_jobs_and_paths_with_spaces_work(run, tmp_pa
 def test_default_config_plans_the_whole_example(tmp_path):
     workdir = copy_workflow(tmp_path / "default")
     jobs = planned_jobs(snakemake(workdir, "--dry-run", "--cores", "2"))
+    # the simulated FASTQ samples have qualities: read QC on (qc.enabled auto)
     assert sorted(rule for rule, _ in jobs) == [
-        "all", "binning", "cluster_pairs", "distance", "filter", "ingest", "report",
-        "report_times", "simulate"]
+        "all", "binning", "cluster_pairs", "distance", "filter", "ingest_qc", "qc_chimeras",
+        "qc_filter", "qc_filter", "qc_filter", "qc_select", "report", "report_times",
+        "simulate"]
     assert {dataset for _, dataset in jobs} == {"example", None}
 
 

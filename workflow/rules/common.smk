@@ -204,6 +204,7 @@ EXPORTS = {
     "condensed": "condensed.npy",
     "phylip": "phylip.dist",
     "mothur": "mothur.dist",
+    "mothur_identity": "mothur.identity.dist",
 }
 FULL_MATRIX_EXPORTS = {
     name: EXPORTS[name] for name in ("seqdist", "condensed", "phylip")
@@ -228,6 +229,23 @@ UNSHARDED_DENSE = [d for d in UNSHARDED if d in DENSE]
 UNSHARDED_SPARSE = [d for d in UNSHARDED if d not in DENSE]
 SHARDED_DENSE = [d for d in SHARDED if d in DENSE]
 PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
+# read QC (qc.enabled; auto: where every sample has qualities)
+FASTQ_SUFFIXES = (".fastq", ".fq", ".fastq.gz", ".fq.gz")
+
+
+def is_fastq(path):
+    return path.lower().endswith(FASTQ_SUFFIXES)
+
+
+def qc_enabled(dataset, params):
+    enabled = params["qc"]["enabled"]
+    if enabled == "auto":
+        return all(map(is_fastq, config["datasets"][dataset]["samples"].values()))
+    return enabled
+
+
+QC = [d for d, p in PARAMS.items() if qc_enabled(d, p)]
+WITHOUT_QC = [d for d in PARAMS if d not in QC]
 BY_DISTANCES = [d for d, p in PARAMS.items() if cluster_reads(p) != "pairs"]
 BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
 # the datasets whose clustering also writes otus.list and otus.otu (cluster.METHODS: levels)
@@ -432,6 +450,28 @@ def sample_paths(wildcards):
     return list(config["datasets"][wildcards.dataset]["samples"].values())
 
 
+def raw_sample(wildcards):
+    """The reads file of sample {sample} of the dataset."""
+    return config["datasets"][wildcards.dataset]["samples"][wildcards.sample]
+
+
+def qc_sample_paths(wildcards):
+    """The samples as ingest_qc reads them: FASTQ after the expected-error filter (rule
+    qc_filter), FASTA as they are (no qualities to filter on)."""
+    samples = config["datasets"][wildcards.dataset]["samples"]
+    return [
+        f"results/qc/{wildcards.dataset}/filtered/{name}.fastq" if is_fastq(path) else path
+        for name, path in samples.items()
+    ]
+
+
+def qc_nonchimeras(wildcards):
+    """The non-chimeras of the dataset's unique sequences, where qc.chimeras asks for them."""
+    if stage(wildcards, "qc")["chimeras"]:
+        return [f"results/qc/{wildcards.dataset}/nonchimeras.fasta"]
+    return []
+
+
 def ingest_inputs(wildcards, input):
     """['-i', 'NAME=PATH', ...] in the configured sample order."""
     names = config["datasets"][wildcards.dataset]["samples"].keys()
@@ -510,10 +550,20 @@ def option_of_input(flag, name):
 def dataset_benchmarks(wildcards):
     """Rule -> benchmark files of every job of the dataset, in pipeline order."""
     dataset, p = wildcards.dataset, PARAMS[wildcards.dataset]
-    files = {
-        "ingest": [benchmark_file("ingest")],
-        "binning": [benchmark_file("binning")],
-    }
+    files = {}
+    if dataset in QC:
+        samples = config["datasets"][dataset]["samples"]
+        files["qc_filter"] = [
+            benchmark_file("qc_filter", name)
+            for name, path in samples.items()
+            if is_fastq(path)
+        ]
+    files["ingest"] = [benchmark_file("ingest")]
+    if dataset in QC:
+        if p["qc"]["chimeras"]:
+            files["qc_chimeras"] = [benchmark_file("qc_chimeras")]
+        files["qc_select"] = [benchmark_file("qc_select")]
+    files["binning"] = [benchmark_file("binning")]
     if dataset in SHARDED:
         n = p["distance"]["shards"]
         files["distance_shard"] = [
@@ -534,6 +584,8 @@ def dataset_benchmarks(wildcards):
     if EXPORTS["mothur"] in exports:
         files["distance_mothur"] = [benchmark_file("distance_mothur")]
     files["filter"] = [benchmark_file("filter")]
+    if EXPORTS["mothur_identity"] in exports:
+        files["filter_mothur"] = [benchmark_file("filter_mothur")]
     if dataset in PSSE:
         files["psse"] = [benchmark_file("psse")]
     files["cluster"] = [benchmark_file("cluster")]
@@ -566,7 +618,8 @@ def report_figure(name, title):
 def dataset_targets(dataset):
     """Every final file of one dataset."""
     p = PARAMS[dataset]
-    targets = [
+    targets = [f"results/qc/{dataset}/funnel.tsv"] if dataset in QC else []
+    targets += [
         f"results/ingest/{dataset}/report.tsv",
         f"results/binning/{dataset}/bins.tsv",
         f"results/distance/{dataset}/edges.npz",

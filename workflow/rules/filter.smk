@@ -20,3 +20,23 @@ rule filter:
     shell:
         "python3 -m seqpairs filter -i {input.unique:q} {params.options:q}"
         " {params.distances:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"
+
+
+# distance.exports mothur_identity: the kept pairs as mothur's column distances on the
+# identity distance (mothur's own scale: cutoff 0.03 = 97%)
+rule filter_mothur:
+    input:
+        kept="results/filter/{dataset}/kept.tsv",
+        unique="results/ingest/{dataset}/unique.fasta",
+    output:
+        "results/distance/{dataset}/mothur.identity.dist",
+    log:
+        "logs/distance/{dataset}/mothur.identity.dist.log",
+    benchmark:
+        benchmark_file("filter_mothur")
+    conda:
+        "../../envs/seqpairs.yaml"
+    params:
+        identity=lambda wildcards: stage(wildcards, "filter")["identity"],
+    script:
+        "../scripts/mothur_identity.py"

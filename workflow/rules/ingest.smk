@@ -1,3 +1,6 @@
+# The samples' reads -> the dataset's unique sequences; with read QC (qc.smk) the
+# samples filtered first, and the unique sequences selected after (rule qc_select).
+
 rule ingest:
     input:
         samples=sample_paths,
@@ -9,6 +12,8 @@ rule ingest:
         "logs/ingest/{dataset}/ingest.log",
     benchmark:
         benchmark_file("ingest")
+    wildcard_constraints:
+        dataset=datasets_regex(WITHOUT_QC),
     conda:
         "../../envs/seqpairs.yaml"
     params:
