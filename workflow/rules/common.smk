@@ -460,7 +460,11 @@ def qc_sample_paths(wildcards):
     qc_filter), FASTA as they are (no qualities to filter on)."""
     samples = config["datasets"][wildcards.dataset]["samples"]
     return [
-        f"results/qc/{wildcards.dataset}/filtered/{name}.fastq" if is_fastq(path) else path
+        (
+            f"results/qc/{wildcards.dataset}/filtered/{name}.fastq"
+            if is_fastq(path)
+            else path
+        )
         for name, path in samples.items()
     ]
 

@@ -1,6 +1,7 @@
 # The samples' reads -> the dataset's unique sequences; with read QC (qc.smk) the
 # samples filtered first, and the unique sequences selected after (rule qc_select).
 
+
 rule ingest:
     input:
         samples=sample_paths,
