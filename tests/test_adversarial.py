@@ -400,7 +400,7 @@ for option in REPORT:
     FOLDER_INPUTS[f"report {option}"] = [
         "report", "--dataset", "d", *[x for key, path in REPORT.items()
                                       for x in (key, "dir" if key == option else path)],
-        "--distance-backend", "cpu", "--gpus", "0", "-o", "out/report"]
+        "--distance-log", "out/distance.log", "-o", "out/report"]
 
 
 def a_folder_given_to(command: list[str]):
@@ -588,7 +588,7 @@ def attempts() -> list[Attempt]:
             "ingest": ingest(["s=u.fasta"]),
             "report": ["report", "--dataset", "d", "--ingest-report", "r", "--unique", "u",
                        "--bins", "b", "--tiles", "t", "--edges", "e", "--kept", "k",
-                       "--membership", "m", "--distance-backend", "cpu", "-o", "out"]}
+                       "--membership", "m", "--distance-log", "l", "-o", "out"]}
     for command, option, value in [
             ("distance", "--threads", "-1"), ("distance", "--threads", "0"),
             ("filter", "--threads", "-1"), ("psse", "--threads", "-1"),
@@ -603,7 +603,7 @@ def attempts() -> list[Attempt]:
             ("binning", "--tile-pairs", str(10**12)), ("simulate", "--reads", str(10**12)),
             ("simulate", "--substitution-rate", "nan"), ("simulate", "--seed", "-1"),
             ("ingest", "--max-length", "1e3"), ("ingest", "--min-length", "0"),
-            ("report", "--gpus", "-1"), ("distance", "--memory", "nan"),
+            ("distance", "--memory", "nan"),
             ("distance", "--memory", "0"), ("distance", "--rank-timeout", "0"),
             ("distance", "--rank-timeout", "inf")]:
         a.append(Attempt(f"{command} {option} {value}", ERROR,

@@ -387,12 +387,14 @@ def test_odd_ids_pass_every_stage(tmp_path, cli):
         ["report", "--dataset", "odd", "--ingest-report", d / "r.tsv", "--unique", d / "u.fasta",
          "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv", "--edges", d / "e.npz",
          "--kept", d / "kept.tsv", "--psse", d / "psse.tsv", "--membership",
-         d / "g.membership.tsv", "--otu-table", d / "g.otu_table.tsv", "--distance-backend",
-         "cpu", "--gpus", "0", "-o", d / "report"],
+         d / "g.membership.tsv", "--otu-table", d / "g.otu_table.tsv", "--distance-log",
+         d / "distance.log", "-o", d / "report"],
     ]
     for step in steps:
         code, _, err = cli(*step)
         assert code == 0, (step[0], err)
+        if step[0] == "distance":  # its log, as the workflow keeps it, for the report
+            (d / "distance.log").write_text(err)
 
     ids = read_unique_fasta(str(d / "u.fasta")).ids
     assert sorted(ids) == sorted(ODD_IDS)  # the first sample names every sequence
@@ -452,12 +454,14 @@ def test_one_unique_sequence_goes_through_every_stage(tmp_path, cli):
         ["report", "--dataset", "one", "--ingest-report", d / "r.tsv", "--unique", d / "u.fasta",
          "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv", "--edges", d / "e.npz",
          "--kept", d / "kept.tsv", "--psse", d / "psse.tsv", "--membership",
-         d / "c.membership.tsv", "--otu-table", d / "c.otu_table.tsv", "--distance-backend",
-         "cpu", "--gpus", "0", "-o", d / "report"],
+         d / "c.membership.tsv", "--otu-table", d / "c.otu_table.tsv", "--distance-log",
+         d / "distance.log", "-o", d / "report"],
     ]
     for step in steps:
         code, _, err = cli(*step)
         assert code == 0, (step[0], err)
+        if step[0] == "distance":  # its log, as the workflow keeps it, for the report
+            (d / "distance.log").write_text(err)
     assert (d / "u.fasta").read_text() == ">r1;size=3\nACGTACGTAC\n"
     assert len(read_edges(d / "e.npz")) == 0 and (d / "m.dist").read_text() == ""
     assert (d / "p.phylip").read_text() == "1\nr1\n"

@@ -1,4 +1,7 @@
 """`seqpairs report`: summary values against the stage outputs, PNGs, funnel, errors."""
+import subprocess
+import sys
+
 import matplotlib.image
 import numpy as np
 import pandas as pd
@@ -33,9 +36,13 @@ def run_dir(tmp_path_factory):
           d / "report.tsv")
     stage("binning", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
           "--bin-width", 2, "--tile-pairs", 100)
-    stage("distance", "-i", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles",
-          d / "tiles.tsv", "--backend", "cpu", "--threads", 1, "--max-distance", 0.1,
-          "--candidate-identity", 0.97, "--iddef", 2, "--edges", d / "edges.npz")
+    # a process of its own, as a workflow job: its log tells the report what ran
+    with open(d / "distance.log", "w") as log:
+        subprocess.run([sys.executable, "-m", "seqpairs", "distance", "-i", d / "unique.fasta",
+                        "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv", "--backend", "cpu",
+                        "--threads", "1", "--max-distance", "0.1", "--candidate-identity",
+                        "0.97", "--iddef", "2", "--edges", d / "edges.npz"],
+                       stderr=log, check=True)
     stage("filter", "-i", d / "unique.fasta", "--distances", d / "edges.npz", "--identity", 0.97,
           "--iddef", 2, "--threads", 1, "-o", d / "kept.tsv")
     # alpha between the pairs' p-values, so that some are significant and some not
@@ -56,7 +63,7 @@ def options(d, out, *extra):
             "--unique", d / "unique.fasta", "--bins", d / "bins.tsv", "--tiles", d / "tiles.tsv",
             "--edges", d / "edges.npz", "--kept", d / "kept.tsv", "--psse", d / "psse.tsv",
             "--membership", d / "otus.membership.tsv", "--otu-table", d / "otus.otu_table.tsv",
-            "--times", d / "times.tsv", "--distance-backend", "cpu", "--gpus", 0, "-o", out,
+            "--times", d / "times.tsv", "--distance-log", d / "distance.log", "-o", out,
             *extra]
 
 
@@ -208,6 +215,64 @@ def test_bad_inputs(cli, run_dir, tmp_path, option, content, message):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
-def test_negative_gpus(cli, run_dir, tmp_path):
-    code, _, err = cli(*options(run_dir, tmp_path / "out"), "--gpus", -1)
-    assert code == 2 and "--gpus" in err
+RANK_LOG = ("2026-11-25 21:07:14,331 rank {k}/{n} seqpairs.distance: {backend} backend: "
+            "120 pairs in 3 tiles\n")
+
+
+@pytest.mark.parametrize("logs, backend, gpus", [
+    ([[("gpu", 0, 2), ("gpu", 1, 2)]], "gpu", "2"),  # two MPI ranks, a GPU each
+    ([[("gpu", 0, 2), ("gpu", 1, 2)], [("cpu", 0, 1)]], "cpu+gpu", "2"),  # shards differ
+    ([[("cpu", 0, 4)] * 1 + [("cpu", k, 4) for k in range(1, 4)]], "cpu", "0"),
+])
+def test_backend_and_gpus_are_what_the_distance_logs_say(cli, run_dir, tmp_path, logs, backend,
+                                                         gpus):
+    paths = []
+    for number, ranks in enumerate(logs):
+        path = tmp_path / f"shard{number}.log"
+        path.write_text("".join(RANK_LOG.format(backend=b, k=k, n=n) for b, k, n in ranks)
+                        + "2026-11-25 21:07:15,000 seqpairs.distance: gpu backend: 1 pairs\n")
+        paths += ["--distance-log", path]
+    argv = [a for a in options(run_dir, tmp_path / "out") if a != run_dir / "distance.log"]
+    argv.remove("--distance-log")
+    got = summary_of(cli, [*argv, *paths], tmp_path / "out")
+    assert (got["backend"], got["GPUs"]) == (backend, gpus)
+
+
+def test_a_log_without_a_backend_line_is_refused(cli, run_dir, tmp_path):
+    log = tmp_path / "other.log"
+    log.write_text("seqpairs: error: something else\n")
+    code, _, err = cli(*options(run_dir, tmp_path / "out"), "--distance-log", log)
+    assert code == 2 and f"{log}: no line '<backend> backend" in err
+
+
+def test_qc_funnel_rows_lead_the_summary(cli, run_dir, tmp_path):
+    funnel = tmp_path / "funnel.tsv"
+    funnel.write_text("step\treads\tuniques\nreads\t3000\tNA\nexpected errors\t1558\tNA\n"
+                      "dereplicated\t1558\t495\nabundance >= 2\t1133\t71\n")
+    got = summary_of(cli, [*options(run_dir, tmp_path / "out"), "--qc-funnel", funnel],
+                     tmp_path / "out")
+    assert list(got.items())[:6] == [
+        ("QC reads: reads", "3000"), ("QC expected errors: reads", "1558"),
+        ("QC dereplicated: reads", "1558"), ("QC dereplicated: unique", "495"),
+        ("QC abundance >= 2: reads", "1133"), ("QC abundance >= 2: unique", "71")]
+
+
+
+
+def test_without_a_distance_stage(cli, run_dir, tmp_path):
+    """The filter's vsearch preset aligns every pair itself: no edge list, no distance logs;
+    the funnel goes from the pairs to the kept ones, the summary has no distance rows."""
+    argv = options(run_dir, tmp_path / "out")
+    for option in ("--edges", "--distance-log"):
+        at = argv.index(option)
+        del argv[at:at + 2]
+    got = summary_of(cli, argv, tmp_path / "out")
+    assert "candidates" not in got and "distance GCUPS" not in got
+    assert got["backend"] == "none (no distance stage)" and got["GPUs"] == "0"
+    assert got["time filter (s)"] == "1.25"
+    kept = pd.read_csv(run_dir / "kept.tsv", sep="\t")
+    assert got["kept"] == str(len(kept))
+    assert matplotlib.image.imread(tmp_path / "out" / "distances.png").ndim == 3
+    # one without the other is refused
+    code, _, err = cli(*argv, "--edges", run_dir / "edges.npz")
+    assert code == 2 and "--edges and --distance-log go together" in err

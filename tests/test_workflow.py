@@ -60,6 +60,7 @@ TINY = {
         "tiny.qc": {
             "samples": {"n1": "reads/noisy1.fastq", "n2": "reads/noisy2.fastq.gz"},
             "qc": {"enabled": "auto", "maxee": QC_MAXEE, "min_size": 2},
+            "distance": {"backend": "auto"},  # the report says which ran
         },
         # OptiClust of the kept pairs (the identity distance)
         "tiny.opti": {
@@ -239,6 +240,10 @@ def test_every_target_log_and_benchmark_exists(run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
     for dataset in TINY["datasets"]:
         stages = STAGES + ("psse",) if dataset in PSSE_DATASETS else STAGES
+        if dataset == "tiny.vsearch":  # the filter aligns every pair: no distance stage
+            stages = tuple(s for s in stages if s != "distance")
+            assert not (run / "logs" / "distance" / dataset).exists()
+            assert not (run / "results" / "distance" / dataset).exists()
         for stage in stages:
             assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
             # a sharded dataset's distance stage ends with rule distance_merge
@@ -342,7 +347,9 @@ def test_outputs_reference_lists_every_column(run):
                 columns[start:start + len(samples)] = ["SAMPLE"]
             if pattern == "results/report/D/summary.tsv":  # its items, as a column
                 items = pd.read_csv(run / path, sep="\t")["item"]
-                columns += [re.sub(r"^time \w+ \(s\)$", "time RULE (s)", item) for item in items]
+                columns += [re.sub(r"^QC .+: (reads|unique)$", r"QC STEP: \1",
+                                   re.sub(r"^time \w+ \(s\)$", "time RULE (s)", item))
+                            for item in items]
         elif path.endswith(".npz"):
             with np.load(run / path, allow_pickle=False) as z:
                 columns = list(z.files)
@@ -448,12 +455,22 @@ def test_full_matrix_exports_agree_with_the_edge_list(run):
     assert set(zip(column.a, column.b)) == set(zip(ids[i[within]], ids[j[within]]))
 
 
-def test_vsearch_filter_reads_no_edge_list(run):
+def test_vsearch_filter_runs_no_distance_stage(run):
     kept = pd.read_csv(results(run, "filter", "tiny.vsearch") / "kept.tsv", sep="\t")
     assert "raw" in kept.columns and "distance" not in kept.columns and len(kept) > 0
-    # a distance setting reruns the distance stage and the report, not the filter
+    # nothing reads a SeqDist distance: a distance setting reruns nothing
     jobs = dry_run_with(run, with_override(TINY, "tiny.vsearch", "distance", max_distance=0.2))
-    assert sorted(jobs) == and_report([("all", None), ("distance", "tiny.vsearch")])
+    assert jobs == []
+    summary = pd.read_csv(results(run, "report", "tiny.vsearch") / "summary.tsv", sep="\t",
+                          dtype=str)
+    items = dict(zip(summary["item"], summary["value"]))
+    assert items["backend"] == "none (no distance stage)" and "candidates" not in items
+    assert items["kept"] == str(len(kept))
+    # clustering on SeqDist's distance needs the edge list: then the stage runs
+    changed = with_override(TINY, "tiny.vsearch", "cluster", linkage="complete",
+                            distance="seqdist")
+    rules = {rule for rule, dataset in dry_run_with(run, changed) if dataset == "tiny.vsearch"}
+    assert {"distance", "binning"} & rules == {"distance"} and "cluster" in rules
 
 
 def test_sharded_dataset_gives_the_bytes_of_the_unsharded_one(run):
@@ -679,6 +696,23 @@ def test_mothur_identity_export_is_the_kept_pairs_at_one_minus_identity(run):
     assert got.keys() == expected.keys()
     assert all(abs(got[k] - expected[k]) <= 1e-8 * max(expected[k], 1e-3) for k in got)
     assert max(got.values()) <= 1 - 0.97 + 1e-12
+
+
+def test_report_says_what_ran(run):
+    """The summary's backend and GPUs are those the distance jobs logged (tiny.qc's config
+    says `auto`); the QC funnel leads the summary of tiny.qc."""
+    from seqpairs.backends import gpu
+
+    ran = ("gpu", "1") if gpu.available() else ("cpu", "0")
+    for dataset, expected in (("tiny", ("cpu", "0")), ("tiny.sharded", ("cpu", "0")),
+                              ("tiny.qc", ran)):
+        summary = pd.read_csv(results(run, "report", dataset) / "summary.tsv", sep="\t",
+                              dtype=str)
+        items = dict(zip(summary["item"], summary["value"]))
+        assert (items["backend"], items["GPUs"]) == expected, dataset
+    funnel = pd.read_csv(results(run, "qc", "tiny.qc") / "funnel.tsv", sep="\t", dtype=str)
+    assert summary["item"].iloc[0] == "QC reads: reads"
+    assert items["QC abundance >= 2: unique"] == funnel["uniques"].iloc[-1]
 
 
 def test_read_qc_filters_errors_chimeras_and_singletons(run):

@@ -221,7 +221,20 @@ def needs_matrix(params):
     )
 
 
+def needs_edges(params):
+    """Whether a dataset runs the distance stage: the filter prunes with its edge list, an
+    export or the clustering reads its distances. The vsearch preset of the filter, which
+    aligns every pair itself, with greedy clustering and no SeqDist export, does not."""
+    return (
+        reads_edge_list(params)
+        or needs_matrix(params)
+        or "mothur" in params["distance"]["exports"]
+        or cluster_reads(params) == "edge list"
+    )
+
+
 # Which rules and files each dataset gets
+WITH_EDGES = [d for d, p in PARAMS.items() if needs_edges(p)]
 SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
 UNSHARDED = [d for d in PARAMS if d not in SHARDED]
 DENSE = [d for d, p in PARAMS.items() if needs_matrix(p)]
@@ -568,7 +581,7 @@ def dataset_benchmarks(wildcards):
             files["qc_chimeras"] = [benchmark_file("qc_chimeras")]
         files["qc_select"] = [benchmark_file("qc_select")]
     files["binning"] = [benchmark_file("binning")]
-    if dataset in SHARDED:
+    if dataset in WITH_EDGES and dataset in SHARDED:
         n = p["distance"]["shards"]
         files["distance_shard"] = [
             benchmark_file("distance_shard", f"{k}-of-{n}") for k in range(n)
@@ -576,7 +589,7 @@ def dataset_benchmarks(wildcards):
         files["distance_merge"] = [benchmark_file("distance_merge")]
         if dataset in DENSE:
             files["distance_matrix"] = [benchmark_file("distance_matrix")]
-    else:  # distance or distance_dense
+    elif dataset in WITH_EDGES:  # distance or distance_dense
         files["distance"] = [benchmark_file("distance")]
     exports = {EXPORTS[name] for name in p["distance"]["exports"]}
     reads = cluster_reads(p)
@@ -599,11 +612,30 @@ def dataset_benchmarks(wildcards):
     }
 
 
-def report_gpus(wildcards, resources):
-    """The GPUs the summary shows: the distance stage's tasks unless it runs on the CPU; a
-    function of resources, so that (as tasks) it is no rerun trigger."""
-    distance = stage(wildcards, "distance")
-    return 0 if distance["backend"] == "cpu" else distance["tasks"]
+def distance_logs(wildcards):
+    """The logs of the jobs that computed the dataset's edge list (rule distance or
+    distance_dense, or each shard): the report reads what backend and GPUs ran there."""
+    dataset = wildcards.dataset
+    if dataset not in WITH_EDGES:
+        return []
+    if dataset in SHARDED:
+        n = stage(wildcards, "distance")["shards"]
+        return [f"logs/distance/{dataset}/shard-{k}-of-{n}.log" for k in range(n)]
+    return [f"logs/distance/{dataset}/distance.log"]
+
+
+def edge_list(wildcards):
+    """The dataset's edge list, where it runs the distance stage (needs_edges)."""
+    if wildcards.dataset in WITH_EDGES:
+        return [f"results/distance/{wildcards.dataset}/edges.npz"]
+    return []
+
+
+def qc_funnel(wildcards):
+    """The read QC's funnel of a dataset with QC, for the report's summary."""
+    if wildcards.dataset in QC:
+        return [f"results/qc/{wildcards.dataset}/funnel.tsv"]
+    return []
 
 
 def report_figure(name, title):
@@ -626,7 +658,7 @@ def dataset_targets(dataset):
     targets += [
         f"results/ingest/{dataset}/report.tsv",
         f"results/binning/{dataset}/bins.tsv",
-        f"results/distance/{dataset}/edges.npz",
+        *([f"results/distance/{dataset}/edges.npz"] if dataset in WITH_EDGES else []),
         f"results/filter/{dataset}/kept.tsv",
     ]
     targets += [

@@ -75,6 +75,18 @@ def plot_distances(plt, distance: np.ndarray, max_distance: float, dataset: str,
     save_timeless(plt, fig, path)
 
 
+def plot_identity_distances(plt, distance: np.ndarray, dataset: str, path) -> None:
+    """Without an edge list (the filter aligned every pair): the kept pairs' 1 - identity."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    top = float(distance.max()) if distance.size and distance.max() > 0 else 0.05
+    ax.hist(distance, bins=np.linspace(0, top, DISTANCE_BARS + 1), color="C0")
+    ax.set_xlabel("identity distance (1 - identity)")
+    ax.set_ylabel("pairs")
+    ax.set_title(f"{dataset}: {len(distance)} kept pairs\n(no distance stage: the filter "
+                 "aligned every pair)", fontsize=10)
+    save_timeless(plt, fig, path)
+
+
 def plot_funnel(plt, bars, dataset: str, path) -> None:
     labels, counts = [b[0] for b in bars], [b[1] for b in bars]
     fig, ax = plt.subplots(figsize=FIGSIZE)

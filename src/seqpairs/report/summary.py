@@ -7,7 +7,9 @@ other stages' files.
   shortest to its longest member.
 - distances.png: histogram of the edge list's distances, with max_distance marked. The
   edge list holds the pairs within max_distance plus the candidate pairs beyond it (their
-  identity bound reaches candidate_identity); all other pairs are not in it.
+  identity bound reaches candidate_identity); all other pairs are not in it. Without an
+  edge list (no distance stage ran: the filter's vsearch preset aligned every pair), the
+  kept pairs' identity distances (1 - identity), and no candidates in the funnel.
 - funnel.png: pairs computed (N(N-1)/2, the tiles' pairs) -> candidates (edge list rows)
   -> kept (kept.tsv rows) -> significant (psse.tsv rows with `significant` True, with
   a psse table), log scale, counts on the bars.
@@ -16,7 +18,11 @@ other stages' files.
 - summary.tsv: columns `item`, `value`; records (ingest report, `all` row), unique
   sequences, the funnel's counts, clusters; with a times table (the workflow's times.tsv:
   `rule`, `seconds`, `edge_list`) the distance stage's time (its edge-list rules) and
-  GCUPS (tiles' cells / that time) and the time of every rule; backend and GPUs.
+  GCUPS (tiles' cells / that time) and the time of every rule; with the read QC's
+  funnel (the workflow's results/qc/D/funnel.tsv) a row per QC step; the backend and
+  the GPUs that computed the edge list, read from the distance jobs' logs (each process,
+  each MPI rank, logs `<backend> backend: N pairs in T tiles` once; a GPU rank computes on
+  one GPU).
 
 The PNGs are the same bytes on every run of the same inputs (no date or software version
 in them); summary.tsv is not, by nature: it holds measured times.
@@ -24,6 +30,7 @@ in them); summary.tsv is not, by nature: it holds measured times.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +44,20 @@ from ..formats.atomic import atomic_open
 from ..formats.distances import check_made_from, read_edges
 from ..formats.fasta import read_unique_fasta
 from ..pairs import tiling
-from .figures import plot_clusters, plot_distances, plot_funnel, plot_lengths, pyplot
+from .figures import (
+    plot_clusters,
+    plot_distances,
+    plot_funnel,
+    plot_identity_distances,
+    plot_lengths,
+    pyplot,
+)
 
 TIMES_COLUMNS = ["rule", "seconds", "edge_list"]
+FUNNEL_COLUMNS = ["step", "reads", "uniques"]
+# a distance process's first line of work (pairs/distance.py), with its rank under MPI
+BACKEND_LINE = re.compile(r"^\S+ \S+(?: rank \d+/\d+)? seqpairs\.distance: (\w+) backend: "
+                          r"\d+ pairs in \d+ tiles$", re.M)
 
 
 def read_tsv(path, columns) -> pd.DataFrame:
@@ -96,26 +114,60 @@ def cluster_sizes(membership_path, otu_table_path, ids: list[str], sizes: np.nda
     return np.sort(reads.to_numpy())[::-1]
 
 
-def funnel(pairs: int, candidates: int, kept: int, significant: int | None):
-    """(label, count) of each funnel bar, as plotted and as in summary.tsv."""
-    bars = [("pairs computed", pairs), ("candidates", candidates), ("kept", kept)]
+def funnel(pairs: int, candidates: int | None, kept: int, significant: int | None):
+    """(label, count) of each funnel bar, as plotted and as in summary.tsv; no candidates
+    without an edge list (the filter aligned every pair)."""
+    bars = [("pairs computed", pairs)]
+    bars += [("candidates", candidates)] if candidates is not None else []
+    bars += [("kept", kept)]
     return bars + ([("significant", significant)] if significant is not None else [])
 
 
-def summary(counts: dict, times: tuple[dict[str, float], float] | None, cells: int,
-            backend: str, gpus: int) -> pd.DataFrame:
+def backends_from_logs(paths: list[str]) -> tuple[str, int]:
+    """The backends that computed the edge list (`cpu`, `gpu`, or both joined by `+` when
+    shards differed) and the number of GPU processes, from the distance jobs' logs."""
+    found = []
+    for path in paths:
+        try:
+            text = open(path, encoding="utf-8", errors="replace").read()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+        names = BACKEND_LINE.findall(text)
+        if not names:
+            raise UserError(f"{path}: no line '<backend> backend: N pairs in T tiles' (not the "
+                            "log of a seqpairs distance job?)")
+        found += names
+    return "+".join(sorted(set(found))), found.count("gpu")
+
+
+def qc_rows(path) -> list[tuple[str, str]]:
+    """Summary rows of the read QC's funnel: reads (and unique sequences) after each step."""
+    table = read_tsv(path, FUNNEL_COLUMNS)
+    reads = numbers(table, "reads", path)
+    rows = []
+    for step, count, unique in zip(table["step"], reads, table["uniques"]):
+        rows.append((f"QC {step}: reads", str(count)))
+        if unique not in ("", "NA"):
+            rows.append((f"QC {step}: unique", unique))
+    return rows
+
+
+def summary(counts: dict, times: tuple[dict[str, float], float] | None, cells: int | None,
+            backend: str, gpus: int, qc: list[tuple[str, str]] = ()) -> pd.DataFrame:
     """The summary table: `item`, `value` (text, so integers print without decimals).
 
     times: (seconds per rule, seconds of the edge-list rules), or None: no time rows.
+    cells: the distance stage's, or None where it did not run (no distance rows).
     GCUPS is nan when the benchmark says 0 s (Snakemake rounds to hundredths).
     """
-    rows = [(item, str(value)) for item, value in counts.items()]
+    rows = list(qc) + [(item, str(value)) for item, value in counts.items()]
     if times is not None:
         rule_seconds, distance_seconds = times
-        gcups = cells / distance_seconds / 1e9 if distance_seconds > 0 else math.nan
-        rows += [("distance time (s)", f"{distance_seconds:.2f}"),
-                 ("distance cells", str(cells)),
-                 ("distance GCUPS", f"{gcups:.4g}")]
+        if cells is not None:
+            gcups = cells / distance_seconds / 1e9 if distance_seconds > 0 else math.nan
+            rows += [("distance time (s)", f"{distance_seconds:.2f}"),
+                     ("distance cells", str(cells)),
+                     ("distance GCUPS", f"{gcups:.4g}")]
         rows += [(f"time {rule} (s)", f"{s:.2f}") for rule, s in rule_seconds.items()]
     rows += [("backend", backend), ("GPUs", str(gpus))]
     return pd.DataFrame(rows, columns=["item", "value"])
@@ -135,6 +187,8 @@ class Inputs:
     psse: str | None = None
     otu_table: str | None = None
     times: str | None = None
+    distance_logs: tuple[str, ...] = ()
+    qc_funnel: str | None = None
 
 
 def read_times(path) -> tuple[dict[str, float], float]:
@@ -149,7 +203,7 @@ def read_times(path) -> tuple[dict[str, float], float]:
             float(seconds[flags.to_numpy(bool)].sum()))
 
 
-def report(dataset: str, inputs: Inputs, backend: str, gpus: int, out) -> None:
+def report(dataset: str, inputs: Inputs, out) -> None:
     """Write the figures and summary.tsv of `dataset` into the folder `out`."""
     seqs = read_unique_fasta(inputs.unique)
     pairs_total = seqs.n * (seqs.n - 1) // 2
@@ -160,22 +214,30 @@ def report(dataset: str, inputs: Inputs, backend: str, gpus: int, out) -> None:
     tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(inputs.tiles, tiling.TILE_COLUMNS),
                                inputs.tiles, inputs.unique)
     cells = int(tiles["cells"].sum())
-    edges = read_edges(inputs.edges)
-    check_made_from(edges, inputs.edges, seqs.ids, seqs.seqs, inputs.unique)
-    kept = len(read_tsv(inputs.kept, ["query", "target"]))
-    bars = funnel(pairs_total, len(edges), kept,
+    edges = read_edges(inputs.edges) if inputs.edges else None
+    if edges is not None:
+        check_made_from(edges, inputs.edges, seqs.ids, seqs.seqs, inputs.unique)
+    kept_pairs = read_tsv(inputs.kept, ["query", "target", "id"])
+    bars = funnel(pairs_total, len(edges) if edges is not None else None, len(kept_pairs),
                   significant(inputs.psse) if inputs.psse else None)
     reads = cluster_sizes(inputs.membership, inputs.otu_table, seqs.ids, seqs.sizes,
                           inputs.unique)
     counts = {"records": records(inputs.ingest_report), "unique sequences": seqs.n,
               **dict(bars), "clusters": len(reads)}
     times = read_times(inputs.times) if inputs.times else None
-    table = summary(counts, times, cells, backend, gpus)
+    backend, gpus = (backends_from_logs(inputs.distance_logs) if inputs.distance_logs
+                     else ("none (no distance stage)", 0))
+    qc = qc_rows(inputs.qc_funnel) if inputs.qc_funnel else []
+    table = summary(counts, times, cells if edges is not None else None, backend, gpus, qc)
 
     plt = pyplot()
     out = Path(out)
     plot_lengths(plt, seqs.lengths, spans, dataset, out / "lengths.png")
-    plot_distances(plt, edges.distance, edges.max_distance, dataset, out / "distances.png")
+    if edges is not None:
+        plot_distances(plt, edges.distance, edges.max_distance, dataset, out / "distances.png")
+    else:
+        plot_identity_distances(plt, 1 - numbers(kept_pairs, "id", inputs.kept, kind=float)
+                                / 100, dataset, out / "distances.png")
     plot_funnel(plt, bars, dataset, out / "funnel.png")
     plot_clusters(plt, reads, dataset, out / "clusters.png")
     with atomic_open(out / "summary.tsv") as fh:
