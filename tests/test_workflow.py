@@ -32,6 +32,9 @@ def two_samples() -> dict[str, str]:
 
 
 QC_MAXEE = 0.5  # tiny.qc's qc.maxee
+# the datasets of tiny's samples and settings up to the distance stage: they link its edge
+# list (rule distance_shared) instead of computing their own
+SHARING = ("tiny.greedy", "tiny.opti", "tiny.psse", "tiny.psse.strict")
 # the schema's default distance.max_distance (TINY's datasets keep it)
 DEFAULT_MAX_DISTANCE = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())[
     "properties"]["defaults"]["properties"]["distance"]["properties"]["max_distance"]["default"]
@@ -67,9 +70,11 @@ TINY = {
             "samples": two_samples(),
             "cluster": {"linkage": "opti"},
         },
-        # average linkage reads the SeqDist text export; the other exports on top
+        # average linkage reads the SeqDist text export; the other exports on top (other
+        # bins than tiny's: its own distance job, not tiny's, which the others share)
         "tiny.average": {
             "samples": two_samples(),
+            "binning": {"bin_width": 20},
             "distance": {"exports": ["condensed", "phylip", "mothur"]},
             "cluster": {"linkage": "average", "distance": "seqdist", "weighted": True},
         },
@@ -246,6 +251,9 @@ def test_every_target_log_and_benchmark_exists(run):
             assert not (run / "results" / "distance" / dataset).exists()
         for stage in stages:
             assert (run / "logs" / stage / dataset).is_dir(), (stage, dataset)
+            if stage == "distance" and dataset in SHARING:  # tiny's job, linked
+                assert (run / "logs" / stage / dataset / "edges.npz.shared.log").is_file()
+                continue
             # a sharded dataset's distance stage ends with rule distance_merge
             sharded = TINY["datasets"][dataset].get("distance", {}).get("shards", 1) > 1
             rule = "distance_merge" if stage == "distance" and sharded else stage
@@ -329,8 +337,10 @@ def test_outputs_reference_lists_every_file(run):
     made = {documented_path(path) for path in run_files(run)}
     assert not made - set(documented), f"not in docs/outputs.md: {sorted(made - set(documented))}"
     # and the table lists nothing else: the shards are temp(), deleted once merged
+    # (no tiny dataset links another's matrix: test_shard_count_change... plans one)
     assert set(documented) - made == {"results/distance/D/shards/K-of-N.npz",
-                                      "results/qc/D/filtered/SAMPLE.fastq"}
+                                      "results/qc/D/filtered/SAMPLE.fastq",
+                                      "logs/distance/D/matrix.npy.shared.log"}
 
 
 def test_outputs_reference_lists_every_column(run):
@@ -470,7 +480,26 @@ def test_vsearch_filter_runs_no_distance_stage(run):
     changed = with_override(TINY, "tiny.vsearch", "cluster", linkage="complete",
                             distance="seqdist")
     rules = {rule for rule, dataset in dry_run_with(run, changed) if dataset == "tiny.vsearch"}
-    assert {"distance", "binning"} & rules == {"distance"} and "cluster" in rules
+    # ... here tiny's, of the same samples and settings
+    assert {"distance_shared", "cluster"} <= rules and not {"distance", "binning"} & rules
+
+
+def test_datasets_of_the_same_inputs_share_one_distance_job(run):
+    edges = results(run, "distance", "tiny") / "edges.npz"
+    for dataset in SHARING:
+        linked = results(run, "distance", dataset) / "edges.npz"
+        assert linked.read_bytes() == edges.read_bytes(), dataset
+        assert not (run / "logs" / "distance" / dataset / "distance.log").exists()
+        assert "tiny/edges.npz" in (run / "logs" / "distance" / dataset
+                                    / "edges.npz.shared.log").read_text()
+    # the report of a sharing dataset shows the job that ran (tiny's)
+    times = pd.read_csv(results(run, "report", "tiny.greedy") / "times.tsv", sep="\t")
+    tiny = pd.read_csv(results(run, "report", "tiny") / "times.tsv", sep="\t")
+    assert times.set_index("rule")["seconds"]["distance"] == \
+        tiny.set_index("rule")["seconds"]["distance"]
+    # a change of one of them that changes its edge list gives it its own job again
+    jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "distance", max_distance=0.2))
+    assert ("distance", "tiny.greedy") in jobs and ("distance", "tiny") not in jobs
 
 
 def test_sharded_dataset_gives_the_bytes_of_the_unsharded_one(run):
@@ -802,14 +831,17 @@ def test_defaults_change_reaches_every_dataset_and_only_its_stage(run):
 
 
 def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
+    # two shards, as tiny.sharded.matrix: one computation for both, by the first in config
+    # order (tiny.sharded, which then writes the matrix too); the other links its files
     jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=2))
-    assert sorted(jobs) == and_report([("all", None), ("cluster", "tiny.sharded"),
-                            ("distance_merge", "tiny.sharded"),
-                            ("distance_shard", "tiny.sharded"), ("distance_shard", "tiny.sharded"),
-                            ("filter", "tiny.sharded")])
+    assert sorted(d for r, d in jobs if r == "distance_shard") == ["tiny.sharded"] * 2
+    assert ("distance_matrix", "tiny.sharded") in jobs
+    assert {r for r, d in jobs if d == "tiny.sharded.matrix" and r.startswith("distance")} == {
+        "distance_shared", "distance_export"}
+    # one shard: the samples and settings of `tiny`, whose edge list it then shares
     jobs = dry_run_with(run, with_override(TINY, "tiny.sharded", "distance", shards=1))
     assert sorted(jobs) == and_report([("all", None), ("cluster", "tiny.sharded"),
-                            ("distance", "tiny.sharded"), ("filter", "tiny.sharded")])
+                            ("distance_shared", "tiny.sharded"), ("filter", "tiny.sharded")])
 
 
 def test_backend_switch_reruns_nothing(run):

@@ -5,6 +5,7 @@
 # only, each with its options inline (stage_options).
 
 import copy
+import json
 import math
 import os
 import re
@@ -221,27 +222,6 @@ def needs_matrix(params):
     )
 
 
-def needs_edges(params):
-    """Whether a dataset runs the distance stage: the filter prunes with its edge list, an
-    export or the clustering reads its distances. The vsearch preset of the filter, which
-    aligns every pair itself, with greedy clustering and no SeqDist export, does not."""
-    return (
-        reads_edge_list(params)
-        or needs_matrix(params)
-        or "mothur" in params["distance"]["exports"]
-        or cluster_reads(params) == "edge list"
-    )
-
-
-# Which rules and files each dataset gets
-WITH_EDGES = [d for d, p in PARAMS.items() if needs_edges(p)]
-SHARDED = [d for d, p in PARAMS.items() if p["distance"]["shards"] > 1]
-UNSHARDED = [d for d in PARAMS if d not in SHARDED]
-DENSE = [d for d, p in PARAMS.items() if needs_matrix(p)]
-UNSHARDED_DENSE = [d for d in UNSHARDED if d in DENSE]
-UNSHARDED_SPARSE = [d for d in UNSHARDED if d not in DENSE]
-SHARDED_DENSE = [d for d in SHARDED if d in DENSE]
-PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
 # read QC (qc.enabled; auto: where every sample has qualities)
 FASTQ_SUFFIXES = (".fastq", ".fq", ".fastq.gz", ".fq.gz")
 
@@ -259,6 +239,68 @@ def qc_enabled(dataset, params):
 
 QC = [d for d, p in PARAMS.items() if qc_enabled(d, p)]
 WITHOUT_QC = [d for d in PARAMS if d not in QC]
+
+
+def needs_edges(params):
+    """Whether a dataset runs the distance stage: the filter prunes with its edge list, an
+    export or the clustering reads its distances. The vsearch preset of the filter, which
+    aligns every pair itself, with greedy clustering and no SeqDist export, does not."""
+    return (
+        reads_edge_list(params)
+        or needs_matrix(params)
+        or "mothur" in params["distance"]["exports"]
+        or cluster_reads(params) == "edge list"
+    )
+
+
+# Which rules and files each dataset gets
+WITH_EDGES = [d for d, p in PARAMS.items() if needs_edges(p)]
+# settings of the distance stage that change its output (not backend, threads, memory ...)
+DISTANCE_RESULT_KEYS = (
+    "scoring",
+    "max_distance",
+    "candidate_identity",
+    "candidate_iddef",
+    "shards",
+)
+
+
+def distance_inputs(dataset, params):
+    """What a dataset's edge list is made from: its samples and every setting before and of
+    the distance stage that changes a byte of it."""
+    return json.dumps(
+        {
+            "samples": config["datasets"][dataset]["samples"],
+            "qc": params["qc"] if dataset in QC else None,
+            "ingest": params["ingest"],
+            "binning": params["binning"],
+            "distance": {k: params["distance"][k] for k in DISTANCE_RESULT_KEYS},
+        },
+        sort_keys=True,
+    )
+
+
+# Datasets of the same distance_inputs share one computation: the first in config order
+# runs it, the others link its files (rule distance_shared). It writes every pair's
+# distance where any of them needs it.
+DISTANCE_OWNER = {}
+for _dataset in WITH_EDGES:
+    DISTANCE_OWNER[_dataset] = next(
+        d
+        for d in WITH_EDGES
+        if distance_inputs(d, PARAMS[d]) == distance_inputs(_dataset, PARAMS[_dataset])
+    )
+OWNERS = [d for d in WITH_EDGES if DISTANCE_OWNER[d] == d]
+SHARED = [d for d in WITH_EDGES if DISTANCE_OWNER[d] != d]
+DENSE = [d for d, p in PARAMS.items() if needs_matrix(p)]
+# an owner computes every pair's distance where one of its sharers needs it
+COMPUTES_DENSE = [d for d in OWNERS if any(DISTANCE_OWNER[s] == d for s in DENSE)]
+SHARDED = [d for d in OWNERS if PARAMS[d]["distance"]["shards"] > 1]
+UNSHARDED = [d for d in OWNERS if d not in SHARDED]
+UNSHARDED_DENSE = [d for d in UNSHARDED if d in COMPUTES_DENSE]
+UNSHARDED_SPARSE = [d for d in UNSHARDED if d not in COMPUTES_DENSE]
+SHARDED_DENSE = [d for d in SHARDED if d in COMPUTES_DENSE]
+PSSE = [d for d, p in PARAMS.items() if p["psse"]["enabled"]]
 BY_DISTANCES = [d for d, p in PARAMS.items() if cluster_reads(p) != "pairs"]
 BY_PAIRS = [d for d in PARAMS if d not in BY_DISTANCES]
 # the datasets whose clustering also writes otus.list and otus.otu (cluster.METHODS: levels)
@@ -581,16 +623,22 @@ def dataset_benchmarks(wildcards):
             files["qc_chimeras"] = [benchmark_file("qc_chimeras")]
         files["qc_select"] = [benchmark_file("qc_select")]
     files["binning"] = [benchmark_file("binning")]
-    if dataset in WITH_EDGES and dataset in SHARDED:
+    owner = DISTANCE_OWNER.get(dataset)  # the dataset whose jobs computed the edge list
+    if owner in SHARDED:
         n = p["distance"]["shards"]
         files["distance_shard"] = [
-            benchmark_file("distance_shard", f"{k}-of-{n}") for k in range(n)
+            benchmark_file("distance_shard", f"{k}-of-{n}").format(dataset=owner)
+            for k in range(n)
         ]
-        files["distance_merge"] = [benchmark_file("distance_merge")]
-        if dataset in DENSE:
-            files["distance_matrix"] = [benchmark_file("distance_matrix")]
-    elif dataset in WITH_EDGES:  # distance or distance_dense
-        files["distance"] = [benchmark_file("distance")]
+        files["distance_merge"] = [
+            benchmark_file("distance_merge").format(dataset=owner)
+        ]
+        if owner in COMPUTES_DENSE:
+            files["distance_matrix"] = [
+                benchmark_file("distance_matrix").format(dataset=owner)
+            ]
+    elif owner is not None:  # distance or distance_dense
+        files["distance"] = [benchmark_file("distance").format(dataset=owner)]
     exports = {EXPORTS[name] for name in p["distance"]["exports"]}
     reads = cluster_reads(p)
     if reads in DISTANCE_INPUT:
@@ -615,13 +663,19 @@ def dataset_benchmarks(wildcards):
 def distance_logs(wildcards):
     """The logs of the jobs that computed the dataset's edge list (rule distance or
     distance_dense, or each shard): the report reads what backend and GPUs ran there."""
-    dataset = wildcards.dataset
-    if dataset not in WITH_EDGES:
+    owner = DISTANCE_OWNER.get(wildcards.dataset)  # the dataset whose jobs ran them
+    if owner is None:
         return []
-    if dataset in SHARDED:
+    if owner in SHARDED:
         n = stage(wildcards, "distance")["shards"]
-        return [f"logs/distance/{dataset}/shard-{k}-of-{n}.log" for k in range(n)]
-    return [f"logs/distance/{dataset}/distance.log"]
+        return [f"logs/distance/{owner}/shard-{k}-of-{n}.log" for k in range(n)]
+    return [f"logs/distance/{owner}/distance.log"]
+
+
+def shared_distance(wildcards):
+    """The file of the dataset whose distance job a sharing dataset takes it from."""
+    owner = DISTANCE_OWNER[wildcards.dataset]
+    return f"results/distance/{owner}/{wildcards.name}"
 
 
 def edge_list(wildcards):

@@ -5,7 +5,9 @@
 # A dataset that needs every pair's distance (a full-matrix export, average linkage) gets
 # it from the same job (rule distance_dense: edges.npz and matrix.npy); sharded, from one
 # more job (rule distance_matrix). The exports are then written from matrix.npy (rule
-# distance_export, a script) and mothur's from the edge list (rule distance_mothur).
+# distance_export, a script) and mothur's from the edge list (rule distance_mothur). A
+# dataset of the same samples and settings as an earlier one links that one's files
+# (rule distance_shared).
 
 DISTANCE_OPTIONS = {
     "scoring": "--scoring",
@@ -113,6 +115,26 @@ rule distance_merge:
         memory=distance_budget,
     script:
         "../scripts/merge_shards.py"
+
+
+# A dataset made from the same samples and settings as an earlier one (distance_inputs)
+# takes that one's edge list and matrix: a hard link where the file system allows, else a
+# copy; the same bytes, no second all-pairs run.
+rule distance_shared:
+    input:
+        shared_distance,
+    output:
+        "results/distance/{dataset}/{name}",
+    log:
+        "logs/distance/{dataset}/{name}.shared.log",
+    wildcard_constraints:
+        dataset=datasets_regex(SHARED),
+        name=r"edges\.npz|matrix\.npy",
+    localrule: True
+    conda:
+        "../../envs/seqpairs.yaml"
+    script:
+        "../scripts/link_shared.py"
 
 
 # A sharded dataset that needs the full matrix: one more job, every pair again.
