@@ -10,6 +10,10 @@ min_version("8.0")
 configfile: "config/config.yaml"
 
 
+# the description at the top of `snakemake --report`
+report: "workflow/report/workflow.rst"
+
+
 wildcard_constraints:
     dataset="[A-Za-z0-9_-][A-Za-z0-9_.-]*",
 

@@ -712,6 +712,8 @@ def test_report_shows_the_psse_plots(run, tmp_path):
             assert f"PSSE of dataset <tt class=\\\"docutils literal\\\">{dataset}</tt>" in \
                 entry[:2000], entry[:2000]
     assert '"PSSE"' in html  # the category
+    # the workflow's description (Snakefile `report:`)
+    assert "pass a read QC with vsearch" in html
 
 
 def test_mothur_identity_export_is_the_kept_pairs_at_one_minus_identity(run):
