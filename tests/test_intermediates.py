@@ -355,7 +355,7 @@ def test_report_refuses_an_edge_list_of_changed_sequences(tmp_path, made):
     inputs = Inputs("report.tsv", str(made.other), str(tmp_path / "bins.tsv"),
                     str(tmp_path / "tiles.tsv"), str(made.edges), "kept.tsv", "membership.tsv")
     with pytest.raises(UserError, match=f"{made.edges}: made from other sequences than"):
-        report("d", inputs, "cpu", 0, tmp_path / "out")
+        report("d", inputs, tmp_path / "out")
 
 
 def main_bins(fasta, folder):
