@@ -66,20 +66,7 @@ def test_biom_table_equals_the_tsv_table(tmp_path, cli, monkeypatch):
     from biom.parse import parse_biom_table
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    rng = np.random.default_rng(5)
-    fasta = family_fasta(tmp_path / "in.fasta")
-    ids = [f"r{k}" for k in range(30)]
-    counts = pd.DataFrame(rng.integers(0, 4, (30, 3)), index=pd.Index(ids, name="id"),
-                          columns=["gut", "skin", "soil"])
-    counts["total"] = counts.sum(axis=1)
-    abundance = tmp_path / "abundance.tsv"
-    counts.to_csv(abundance, sep="\t")
-    kept = tmp_path / "kept.tsv"
-    assert cli("-q", "filter", "-i", fasta, "--identity", "0.9", "-o", kept)[0] == 0
-    prefix = tmp_path / "otus"
-    code, _, err = cli("-q", "cluster", "--linkage", "greedy", "--identity", "0.9", "--pairs",
-                       kept, "--fasta", fasta, "--abundance", abundance, "-o", prefix)
-    assert code == 0, err
+    prefix, _ = clustered(tmp_path, cli, "greedy")
 
     tsv = pd.read_csv(f"{prefix}.otu_table.tsv", sep="\t", index_col="cluster",
                       dtype={"otu": str, "centroid": str})

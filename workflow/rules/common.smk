@@ -283,13 +283,10 @@ def distance_inputs(dataset, params):
 # Datasets of the same distance_inputs share one computation: the first in config order
 # runs it, the others link its files (rule distance_shared). It writes every pair's
 # distance where any of them needs it.
-DISTANCE_OWNER = {}
-for _dataset in WITH_EDGES:
-    DISTANCE_OWNER[_dataset] = next(
-        d
-        for d in WITH_EDGES
-        if distance_inputs(d, PARAMS[d]) == distance_inputs(_dataset, PARAMS[_dataset])
-    )
+_first_of = {}  # distance_inputs -> the first dataset made from them
+DISTANCE_OWNER = {
+    d: _first_of.setdefault(distance_inputs(d, PARAMS[d]), d) for d in WITH_EDGES
+}
 OWNERS = [d for d in WITH_EDGES if DISTANCE_OWNER[d] == d]
 SHARED = [d for d in WITH_EDGES if DISTANCE_OWNER[d] != d]
 DENSE = [d for d, p in PARAMS.items() if needs_matrix(p)]

@@ -25,9 +25,8 @@ def opened(path):
 def records(path) -> int:
     """Records of a FASTQ or FASTA file (by its first character)."""
     with opened(path) as fh:
-        first = fh.read(1)
-    with opened(path) as fh:
-        parser = FastqGeneralIterator if first == "@" else SimpleFastaParser
+        parser = FastqGeneralIterator if fh.read(1) == "@" else SimpleFastaParser
+        fh.seek(0)
         return sum(1 for _ in parser(fh))
 
 

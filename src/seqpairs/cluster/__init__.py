@@ -69,11 +69,6 @@ class Request:
     sizeout: bool = False  # ;size=N in the centroids FASTA's headers
 
 
-def distance_of(request: Request) -> str:
-    """The distance the request clusters on: identity with kept pairs, else SeqDist."""
-    return "identity" if request.pairs is not None else "seqdist"
-
-
 def run(request: Request) -> str:
     """Cluster with the request's method; returns its summary line."""
     module = importlib.import_module(f".{METHODS[request.linkage].module}", __name__)

@@ -47,9 +47,8 @@ import numpy as np
 
 from ..errors import UserError
 from ..formats.atomic import atomic_open
-from ..formats.distances import pair_from_index
 from ..limits import MAX_LIST_LINES
-from .inputs import Distances, check_unique, read_close_pairs, read_distances
+from .inputs import Distances, read_close_pairs, read_seqdist
 from .otus import Close, Naming, annotate, centroid_identity, sequence_names, write_tables
 
 # FCluster's tolerance when it counts the thresholds below its last merge.
@@ -362,17 +361,7 @@ def cluster(request) -> str:
     r = request
     if r.pairs is not None:
         return cluster_pairs(r)
-    dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
-    if dist.n < 1:
-        raise UserError(f"{r.distances}: no sequences")
-    names = dist.names
-    if names is None:
-        names = (r.fasta.ids if r.fasta else list(r.abundance.index) if r.abundance is not None
-                 else [str(k) for k in range(dist.n)])
-        if len(names) != dist.n:
-            raise UserError(f"{r.distances}: {dist.n} sequences, but {len(names)} in "
-                            "--fasta/--abundance")
-    check_unique(r.distances, names)
+    dist, names = read_seqdist(r)
     check_list_names(r.distances, names)
     if dist.dense is None:
         if r.linkage == "average":
@@ -393,13 +382,9 @@ def cluster(request) -> str:
     flat = FlatClusters(tree, names)
     flat.advance(r.cutoff)
     clusters = flat.clusters()
-    if dist.dense is not None:
-        close = Close(*pair_from_index(np.flatnonzero(dist.dense <= r.cutoff)))
-    else:
-        within = dist.value <= r.cutoff
-        close = Close(dist.i[within], dist.j[within])
     written = write_tables(r.prefix, clusters, names, note,
-                           Naming(r.relabel, r.sizeout, f"{r.cutoff:.10g}"), close=close)
+                           Naming(r.relabel, r.sizeout, f"{r.cutoff:.10g}"),
+                           close=Close(*dist.within(r.cutoff)))
     limit = "" if tree.dense else f" (edge list: exact up to max_distance {dist.max_distance})"
     return (f"{r.linkage} linkage: {dist.n} sequences, {count} thresholds in {r.prefix}.list"
             f"{limit}; {len(clusters)} clusters at cutoff {r.cutoff} -> {', '.join(written)}")

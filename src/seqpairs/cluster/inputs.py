@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from ..formats.distances import check_made_from, pair_index, read_edges, read_seqdist_text
+from ..formats.distances import (
+    check_made_from,
+    pair_from_index,
+    pair_index,
+    read_edges,
+    read_seqdist_text,
+)
 from ..formats.fasta import INT64_MAX
 from ..formats.tables import read_tsv
 
@@ -30,6 +36,13 @@ class Distances:
     j: np.ndarray | None = None
     value: np.ndarray | None = None
     max_distance: float = math.inf
+
+    def within(self, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+        """(i, j) of the pairs at distance <= cutoff (of a sparse list: those it holds)."""
+        if self.dense is not None:
+            return pair_from_index(np.flatnonzero(self.dense <= cutoff))
+        close = self.value <= cutoff
+        return self.i[close], self.j[close]
 
 
 def as_fcluster_float(distance: np.ndarray) -> np.ndarray:
@@ -155,6 +168,24 @@ def read_pairs(path: str, position: dict[str, int]):
     if same.any():
         raise UserError(f"{path}:{int(np.flatnonzero(same)[0]) + 2}: a sequence paired with itself")
     return ends[0], ends[1], ident
+
+
+def read_seqdist(request) -> tuple[Distances, list[str]]:
+    """request.distances (SeqDist text or an edge list) and the ids of its sequences: its
+    own, else --fasta's or the abundance table's (as many), else 0..n-1; unique."""
+    r = request
+    dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
+    if dist.n < 1:
+        raise UserError(f"{r.distances}: no sequences")
+    names = dist.names
+    if names is None:
+        names = (r.fasta.ids if r.fasta else list(r.abundance.index) if r.abundance is not None
+                 else [str(k) for k in range(dist.n)])
+        if len(names) != dist.n:
+            raise UserError(f"{r.distances}: {dist.n} sequences, but {len(names)} in "
+                            "--fasta/--abundance")
+    check_unique(r.distances, names)
+    return dist, names
 
 
 def read_close_pairs(path: str, names: list[str], identity: float):

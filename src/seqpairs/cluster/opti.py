@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UserError
-from ..formats.distances import pair_from_index
-from .inputs import check_unique, read_close_pairs, read_distances
+from .inputs import read_close_pairs, read_seqdist
 from .opticlust import opticlust
 from .otus import Close, Naming, annotate, centroid_identity, sequence_names, write_tables
 
@@ -17,24 +16,11 @@ from .otus import Close, Naming, annotate, centroid_identity, sequence_names, wr
 def seqdist_pairs(request):
     """(names, origin, i, j) of the pairs within --cutoff of request.distances."""
     r = request
-    dist = read_distances(r.distances, r.distance_format, r.fasta, r.fasta_path)
-    names = dist.names
-    if names is None:
-        names = r.fasta.ids if r.fasta else (list(r.abundance.index) if r.abundance is not None
-                                             else [str(k) for k in range(dist.n)])
-        if len(names) != dist.n:
-            raise UserError(f"{r.distances}: {dist.n} sequences, but {len(names)} in "
-                            "--fasta/--abundance")
-    check_unique(r.distances, names)
-    if dist.dense is not None:
-        close = np.flatnonzero(dist.dense <= r.cutoff)
-        i, j = pair_from_index(close)
-    else:
-        if r.cutoff > dist.max_distance:
-            raise UserError(f"{r.distances}: --cutoff {r.cutoff} is above the edge list's "
-                            f"max_distance {dist.max_distance}: pairs within it may be missing")
-        close = dist.value <= r.cutoff
-        i, j = dist.i[close], dist.j[close]
+    dist, names = read_seqdist(r)
+    if dist.dense is None and r.cutoff > dist.max_distance:
+        raise UserError(f"{r.distances}: --cutoff {r.cutoff} is above the edge list's "
+                        f"max_distance {dist.max_distance}: pairs within it may be missing")
+    i, j = dist.within(r.cutoff)
     return names, r.distances, np.asarray(i, np.int64), np.asarray(j, np.int64)
 
 
