@@ -357,3 +357,33 @@ def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
         assert np.array_equal(getattr(screened, column), getattr(plain, column)), column
     if options.get("dense"):
         assert np.array_equal(screened_dense, plain_dense)
+
+
+def test_dense_only_takes_every_distance_from_the_screen(tmp_path):
+    """compute(edges=False): every pair through the backend's screen alone (cost and length
+    are all a distance needs), none through the full kernel; the same distances as the
+    one pass of the full kernel, and no edge list."""
+    seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
+    _, plain_dense = compute(seqset, bins, tiles, dense=True)
+    screened_pairs = []
+
+    def screener(codes, offsets, scheme, threads=None):
+        screen = reference_screen(codes, offsets, list(seqset.seqs))
+
+        def counted(i, j):
+            screened_pairs.append(len(i))
+            return screen(i, j)
+
+        return counted
+
+    def no_full_kernel(*args):
+        raise AssertionError("the full kernel ran for a dense-only output")
+
+    backend = dataclasses.replace(CPU, seqdist_screen=screener)
+    backend = dataclasses.replace(backend, seqdist=lambda *a: no_full_kernel)
+    edges, dense = compute(seqset, bins, tiles, backend=backend, dense=True, edges=False)
+    assert edges is None
+    assert sum(screened_pairs) == seqset.n * (seqset.n - 1) // 2
+    assert np.array_equal(dense.view(np.int64), plain_dense.view(np.int64))
+    with pytest.raises(ValueError):
+        compute(seqset, bins, tiles, dense=False, edges=False)

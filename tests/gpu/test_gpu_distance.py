@@ -144,21 +144,40 @@ def test_real_datasets(shared_data, name):
     compare_screen(seqs, pa, pb, traced=20)
 
 
-@pytest.mark.parametrize("options", [
-    dict(max_distance=0.5, dense=True),  # screened
-    dict(dense=True),  # every pair kept: one pass
-    *(dict(max_distance=0.2, candidate_identity=0.95, iddef=iddef) for iddef in range(5)),
-])
-def test_distance_stage_gpu_equals_cpu(shared_data, options):
+def c005_tiles(shared_data):
+    """300 reads of C005 as a SequenceSet, its bins and tiles."""
     from seqpairs.formats.fasta import SequenceSet
-    from seqpairs.pairs import distance
     from seqpairs.pairs import tiling as binning
 
     seqs = read_acgt(shared_data / "C005_454.fa.gz", 300)
     codes, offsets = encode(seqs)
     seqset = SequenceSet([str(k) for k in range(len(seqs))], seqs, np.ones(len(seqs)), codes, offsets)
     bins = binning.make_bins(seqset.lengths, 10)
-    tiles = binning.make_tiles(seqset.lengths, bins, 5000)
+    return seqset, bins, binning.make_tiles(seqset.lengths, bins, 5000)
+
+
+def test_dense_only_gpu_equals_cpu(shared_data):
+    """A dense output alone takes every distance from the screen kernel: the same bits as
+    the CPU's full kernel."""
+    from seqpairs.pairs import distance
+
+    seqset, bins, tiles = c005_tiles(shared_data)
+    edges, gd = distance.compute(seqset, bins, tiles, backend=backends.select("gpu"),
+                                 scheme=SEQDIST, dense=True, edges=False)
+    _, cd = distance.compute(seqset, bins, tiles, backend=CPU, scheme=SEQDIST, dense=True)
+    assert edges is None and not np.isnan(cd).any()
+    assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
+
+
+@pytest.mark.parametrize("options", [
+    dict(max_distance=0.5, dense=True),  # screened
+    dict(dense=True),  # every pair kept: one pass
+    *(dict(max_distance=0.2, candidate_identity=0.95, iddef=iddef) for iddef in range(5)),
+])
+def test_distance_stage_gpu_equals_cpu(shared_data, options):
+    from seqpairs.pairs import distance
+
+    seqset, bins, tiles = c005_tiles(shared_data)
     g, gd = distance.compute(seqset, bins, tiles, backend=backends.select("gpu"),
                              scheme=SEQDIST, **options)
     c, cd = distance.compute(seqset, bins, tiles, backend=CPU, scheme=SEQDIST, **options)

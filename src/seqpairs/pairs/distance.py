@@ -82,7 +82,8 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
 
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
-            candidate_identity=None, iddef=2, dense=False, kept=None, prune=True):
+            candidate_identity=None, iddef=2, dense=False, kept=None, prune=True,
+            edges=True):
     """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
 
     Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
@@ -90,11 +91,19 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     pair order (NaN for the pairs not in `tiles`), else None. With `kept`, a function, the
     kept pairs go to kept(i, j, cost, length, matches, aligned, leading) batch by batch
     instead, in no particular order, and edges is None. `prune=False` aligns every pair in
-    full (the same edge list).
+    full (the same edge list). `edges=False` (dense only) keeps no pair: every pair goes
+    through the backend's screen alone where it has one (a distance needs only the cost
+    and length), and edges is None.
     """
     xp, to_host = backend.xp, backend.to_host
     align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
     screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads)
+    if not edges:
+        if not dense:
+            raise ValueError("compute: neither edges nor dense distances asked for")
+        max_distance, candidate_identity, screen = -math.inf, None, None  # keeps no pair
+        if backend.seqdist_screen is not None:
+            align = backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
     members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
     lengths = xp.asarray(seqs.lengths)
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
@@ -149,7 +158,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
              int(tiles["pairs"].sum()), count, float(tiles["cells"].sum()) / seconds / 1e9)
     if pruned is not None:
         log.info("pruning: %s", pruned.summary())
-    if kept is not None:
+    if kept is not None or not edges:
         return None, dense_out
     cols = ([np.concatenate(c) for c in zip(*batches_kept)] if batches_kept else  # no tiles
             [np.empty(0, np.int64)] * 2 + [np.empty(0)] + [np.empty(0, np.int32)] * 4)
