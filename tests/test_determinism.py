@@ -26,16 +26,19 @@ MPI = shutil.which("mpiexec") is not None and importlib.util.find_spec("mpi4py")
 
 
 def content(path: Path) -> bytes:
-    """A file's bytes; of the report's summary.tsv the rows that are not measured times, of
-    its times.tsv the rules without their seconds."""
+    """A file's bytes; of the report's summary.tsv (and summary.html, one row a line) the
+    rows that are not measured times, of its times.tsv the rules without their seconds."""
     if path.name == "times.tsv":
         rows = [line.split("\t") for line in path.read_text().splitlines()]
         return "".join(f"{row[0]}\t{row[-1]}\n" for row in rows).encode()
-    if path.name != "summary.tsv":
+    if path.name not in ("summary.tsv", "summary.html"):
         return path.read_bytes()
     lines = path.read_text().splitlines(keepends=True)
+    # the item: summary.tsv's first field, summary.html's first cell
+    item = (lambda line: line.split("\t")[0]) if path.suffix == ".tsv" else (
+        lambda line: line.split("</td>")[0])
     return "".join(line for line in lines
-                   if "time" not in line.split("\t")[0] and "GCUPS" not in line).encode()
+                   if "time" not in item(line) and "GCUPS" not in line).encode()
 
 
 def checksums(workdir: Path) -> dict[str, str]:

@@ -1,4 +1,6 @@
 """`seqpairs report`: summary values against the stage outputs, PNGs, funnel, errors."""
+import html
+import re
 import subprocess
 import sys
 
@@ -143,6 +145,23 @@ def test_pngs_are_images_and_the_same_bytes_twice(cli, run_dir, tmp_path):
         assert image.shape[:2] == (400, 600)  # 6 x 4 in at 100 dpi
         assert image[..., :3].std() > 0  # not blank
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_summary_html_is_the_summary_one_row_a_line(cli, run_dir, tmp_path):
+    """summary.html (what Snakemake's report shows) holds summary.tsv's rows, each on a
+    line of its own (tests/test_determinism.py drops the measured ones by line), escaped."""
+    code, _, err = cli(*options(run_dir, tmp_path))
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "summary.tsv", sep="\t", dtype=str, keep_default_na=False)
+    lines = (tmp_path / "summary.html").read_text(encoding="ascii").splitlines()
+    rows = [re.fullmatch(r"<tr><td>(.*)</td><td>(.*)</td></tr>", line) for line in lines]
+    assert [tuple(map(html.unescape, row.groups())) for row in rows if row] == \
+        list(zip(table["item"], table["value"]))
+    assert f"<title>Run summary of dataset {DATASET}</title>" in lines
+    odd = pd.DataFrame([("QC abundance >= 2: unique", "<3 & é")], columns=["item", "value"])
+    page = report.summary_html("a<b>", odd)
+    assert "<tr><td>QC abundance &gt;= 2: unique</td><td>&lt;3 &amp; é</td></tr>" in page
+    assert "Run summary of dataset a&lt;b&gt;" in page and "<b>" not in page
 
 
 def test_funnel_bars():

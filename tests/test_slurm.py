@@ -1,9 +1,11 @@
 """The workflow through a real SLURM (profiles/slurm) and locally: the same bytes.
 
-Runs a tiny simulated configuration twice, in two copies of the workflow: once with
-`--profile profiles/slurm` (every job submitted with sbatch by the executor plugin; the
-distance rule as an MPI job, `srun -n 2 ... seqpairs distance ...`) and once locally with
-`--cores 2` (one process, no MPI), then compares every result file byte for byte.
+Runs a tiny simulated configuration twice, in two copies of the workflow: once as the
+docs say, `--workflow-profile profiles/slurm --profile profiles/site` with the site profile
+made from profiles/site-template (every job submitted with sbatch by the executor plugin;
+the distance jobs as MPI jobs of two ranks, `srun -n 2 ... seqpairs distance ...`) and once
+locally with `--cores 2` (one process, no MPI), then compares every result file byte for
+byte.
 
 Skipped where SLURM cannot be used: no `sinfo`, no idle node with 2 CPUs, or no
 snakemake-executor-plugin-slurm. With SEQPAIRS_REQUIRE_SLURM=1 (set by .ci/run, which
@@ -27,7 +29,9 @@ from test_determinism import content
 from test_workflow import copy_workflow, two_samples
 
 REPO = Path(__file__).resolve().parents[1]
-SLURM_PROFILE = Path("profiles") / "slurm" / "config.yaml"
+WORKFLOW_PROFILE = Path("profiles") / "slurm"
+SITE_TEMPLATE = Path("profiles") / "site-template" / "config.yaml"
+SITE_PROFILE = Path("profiles") / "site"
 REQUIRE_SLURM = os.environ.get("SEQPAIRS_REQUIRE_SLURM") == "1"
 
 # Every rule of the workflow runs: complete linkage with the condensed export (every
@@ -64,10 +68,26 @@ TINY = {
 COMPUTING = ("tiny", "tiny.greedy")
 # How the rules run seqpairs (workflow/rules/common.smk: from the workflow's source tree)
 SEQPAIRS = r"python3 -m seqpairs"
-RULES = {
-    "simulate", "ingest", "binning", "distance", "distance_dense", "distance_export", "filter", "cluster",
-    "cluster_pairs", "report",
+# The SLURM jobs (profiles/slurm's groups: a dataset's reading and bins, and its outputs
+# after the filter, one job each): rule or group -> jobs
+SLURM_JOBS = {
+    "simulate": 1,
+    "prepare": 3,           # ingest, binning
+    "distance": 1,          # tiny.greedy
+    "distance_dense": 1,    # tiny (its condensed export and complete linkage)
+    "filter": 3,
+    "outputs": 3,           # exports, clustering, report (report_times in the same job)
 }
+
+
+def slurm_config(gpus: int) -> dict:
+    """TINY with two MPI ranks per distance job, each on a GPU of its own where the
+    partition has two (backend auto: these computes on the CPU, as no GPU is usable).
+    Neither changes an output byte, so the local run (one process, backend cpu) is the
+    reference."""
+    config = copy.deepcopy(TINY)
+    config["defaults"]["distance"].update(tasks=2, backend="auto" if gpus >= 2 else "cpu")
+    return config
 
 
 def unusable(reason: str):
@@ -140,27 +160,17 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
     return proc
 
 
-def ci_profile(profile: dict, partition: str, gpus: int) -> dict:
-    """profiles/slurm with this cluster's partition and no account.
-
-    Everything else (executor, gpu, tasks, mpi launcher, ...) stays as users get it,
-    except GPU requests on a partition with fewer GPUs than asked for: then the rules
-    run as CPU jobs (the test computes on the CPU anyway). .ci/run's SLURM offers two
-    stand-in GPUs, so there the GPU requests go through slurmctld as written.
-    """
-    profile = copy.deepcopy(profile)
-    defaults = profile["default-resources"]
+def site_profile(partition: str) -> dict:
+    """profiles/site-template with this cluster's partition for the CPU and the GPU rules,
+    and no account: there is no accounting here (the plugin then submits without -A)."""
+    site = yaml.safe_load((REPO / SITE_TEMPLATE).read_text())
+    defaults = site["default-resources"]
+    assert defaults["slurm_partition"].startswith("EDIT")  # what users replace
     defaults["slurm_partition"] = partition
-    defaults.pop("slurm_account")  # no accounting here; the plugin then submits without -A
-    defaults["runtime"] = 10
-    for resources in profile["set-resources"].values():
+    del defaults["slurm_account"]
+    for resources in site["set-resources"].values():  # one mapping (a YAML alias)
         resources["slurm_partition"] = partition
-        if resources.get("gpu", 0) > gpus:
-            resources.pop("gpu")
-            resources.pop("tasks_per_gpu", None)
-        if "runtime" in resources:
-            resources["runtime"] = 10
-    return profile
+    return site
 
 
 def result_files(workdir: Path) -> dict[str, bytes]:
@@ -184,14 +194,16 @@ def local(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def on_slurm(partition, tmp_path_factory) -> tuple[Path, str]:
-    """The SLURM run (workdir, Snakemake's output) with profiles/slurm."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("slurm") / "slurm", TINY)
-    profile = yaml.safe_load((REPO / SLURM_PROFILE).read_text())
-    (workdir / SLURM_PROFILE).write_text(
-        yaml.safe_dump(ci_profile(profile, partition, partition_gpus(partition)),
-                       sort_keys=False))
+    """The SLURM run (workdir, Snakemake's output) with profiles/slurm as shipped and a site
+    profile made from the template."""
+    gpus = partition_gpus(partition)
+    workdir = copy_workflow(tmp_path_factory.mktemp("slurm") / "slurm", slurm_config(gpus))
+    (workdir / SITE_PROFILE).mkdir()
+    (workdir / SITE_PROFILE / "config.yaml").write_text(
+        yaml.safe_dump(site_profile(partition), sort_keys=False))
     options = [
-        "--profile", str(SLURM_PROFILE),
+        "--workflow-profile", str(WORKFLOW_PROFILE), "--profile", str(SITE_PROFILE),
+        "--verbose",                               # the plugin's sbatch calls
         "--slurm-keep-successful-logs",            # the evidence checked below
         "--slurm-init-seconds-before-status-checks", "2",  # a short test, not a cluster
     ]
@@ -201,21 +213,38 @@ def on_slurm(partition, tmp_path_factory) -> tuple[Path, str]:
     return workdir, proc.stdout + proc.stderr
 
 
-def test_profile_asks_for_gpus_and_mpi_ranks_for_distance():
-    profile = yaml.safe_load((REPO / SLURM_PROFILE).read_text())
+def sbatch_calls(output: str) -> dict[str, list[str]]:
+    """Rule or group -> the sbatch calls of its jobs (the plugin's --verbose lines; the
+    log path names the rule, rule_R/..., or the group, group_G-<dataset>_<rules>/...)."""
+    calls: dict[str, list[str]] = {}
+    for call in re.findall(r"^sbatch call: (sbatch .*)$", output, flags=re.MULTILINE):
+        job = re.search(r"--output \S*/slurm_logs/(rule|group)_([^/]+)/", call)
+        name = job[2] if job[1] == "rule" else job[2].split("-")[0]
+        calls.setdefault(name, []).append(call)
+    return calls
+
+
+def test_workflow_profile_leaves_the_site_values_to_the_site_profile():
+    """Snakemake gives a workflow profile's keys precedence over --profile's: the shipped
+    one must set no resources, or it would replace the site's partitions and account."""
+    profile = yaml.safe_load((REPO / WORKFLOW_PROFILE / "config.yaml").read_text())
     assert profile["executor"] == "slurm"
-    assert {"slurm_partition", "slurm_account", "runtime"} <= set(profile["default-resources"])
-    distance = profile["set-resources"]["distance"]
-    assert distance["tasks"] == distance["gpu"] >= 2
-    assert distance["tasks_per_gpu"] == 1
-    assert distance["mpi"].split()[0] == "srun"
-    assert profile["set-resources"]["distance_shard"] == distance  # each shard: the same job
-    # the dense job too, but its memory is the rule's (the matrix's size)
-    dense = profile["set-resources"]["distance_dense"]
-    assert dense == {k: v for k, v in distance.items() if k != "mem_mib"}
-    # CPU rules (the exports written from the matrix among them) are plain jobs
-    assert set(profile["set-resources"]) == {"distance", "distance_shard", "distance_dense",
-                                              "psse", "distance_matrix"}
+    assert profile["retries"] >= 1  # a job out of time comes back with twice the runtime
+    assert not {"default-resources", "set-resources"} & set(profile)
+    site = yaml.safe_load((REPO / SITE_TEMPLATE).read_text())
+    assert set(site) == {"default-resources", "set-resources"}
+    # every rule that asks for GPUs gets the GPU partition (distance_shard: `use rule
+    # distance`, the same resources)
+    blocks = {re.match(r"use rule \w+ as (\w+)|rule (\w+)", block).group(1, 2): block
+              for path in (REPO / "workflow" / "rules").glob("*.smk")
+              for block in re.split(r"^(?=(?:use )?rule )", path.read_text(), flags=re.M)[1:]}
+    gpu_rules = {alias or name for (alias, name), block in blocks.items()
+                 if re.search(r"^        gpu=", block, re.M)}
+    assert gpu_rules == {"distance", "distance_dense", "distance_matrix", "psse"}
+    assert gpu_rules | {"distance_shard"} == set(site["set-resources"])
+    # the groups name rules that exist
+    names = {alias or name for alias, name in blocks}
+    assert set(profile["groups"]) <= names, set(profile["groups"]) - names
 
 
 def test_slurm_and_local_results_are_byte_identical(on_slurm, local):
@@ -234,19 +263,41 @@ def test_every_job_ran_as_a_slurm_job(on_slurm, local):
     assert "SLURM run ID" in output
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", output)
     # the executor plugin keeps one log per SLURM job: .snakemake/slurm_logs/rule_R/.../ID.log
+    # or group_G_<its rules>/ID.log
     slurm_logs = workdir / ".snakemake" / "slurm_logs"
-    by_rule: dict[str, list[str]] = {}
+    by_job: dict[str, list[str]] = {}
     for log in sorted(slurm_logs.rglob("*.log")):
-        rule = log.relative_to(slurm_logs).parts[0]
-        by_rule.setdefault(rule.removeprefix("rule_"), []).append(log.stem)
-    assert set(by_rule) == RULES
-    job_ids = sorted(i for ids in by_rule.values() for i in ids)
+        folder = log.relative_to(slurm_logs).parts[0]
+        name = folder.removeprefix("rule_") if folder.startswith("rule_") else \
+            folder.removeprefix("group_").split("-")[0]
+        by_job.setdefault(name, []).append(log.stem)
+    assert {name: len(ids) for name, ids in by_job.items()} == SLURM_JOBS
+    job_ids = sorted(i for ids in by_job.values() for i in ids)
     assert all(re.fullmatch(r"\d+", i) for i in job_ids), job_ids
     assert sorted(submitted) == job_ids
-    # simulate + 3 x (ingest, binning, distance or distance_dense, filter, cluster, report)
-    # + 2 exports - tiny.average's distance (a local link to tiny's)
-    assert len(job_ids) == 20
+    # a group job ran each of its rules: one dataset's reads and bins
+    prepare = next(slurm_logs.glob("group_prepare-tiny.greedy_*"))
+    assert sorted(prepare.name.removeprefix("group_prepare-tiny.greedy_").split("_")) == \
+        ["binning", "ingest"]
     assert not (local / ".snakemake" / "slurm_logs").exists()
+
+
+def test_jobs_ask_for_what_their_rules_declare(on_slurm, partition):
+    """sbatch got each rule's runtime estimate, and for the distance jobs two MPI tasks
+    with a GPU each (where the partition has them), from the rules' own resources."""
+    calls = sbatch_calls(on_slurm[1])
+    assert {name: len(jobs) for name, jobs in calls.items()} == SLURM_JOBS
+    gpus = partition_gpus(partition) >= 2
+    for name, jobs in calls.items():
+        for call in jobs:
+            assert f" -p {partition} " in call, call  # the site profile's partition
+            assert " -A " not in call, call
+            assert re.search(r" -t 10 ", call), call  # the floor: a tiny run
+            if name in ("distance", "distance_dense"):
+                assert "--ntasks=2" in call, call
+                assert ("--gpus=2" in call and "--ntasks-per-gpu=1" in call) == gpus, call
+            else:
+                assert "--gpus" not in call and "--ntasks=1" in call, call
 
 
 def test_distance_ran_as_an_mpi_job_of_two_tasks(on_slurm, local):

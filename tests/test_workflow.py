@@ -716,6 +716,87 @@ def test_report_shows_the_psse_plots(run, tmp_path):
     assert "pass a read QC with vsearch" in html
 
 
+# tests that need a browser fail instead of skipping without one (.ci/run sets it)
+REQUIRE_BROWSER = os.environ.get("SEQPAIRS_REQUIRE_BROWSER") == "1"
+
+
+def headless_chromium(downloads: Path):
+    """A selenium driver of headless Chromium (Debian: packages chromium, chromium-driver;
+    pip: selenium), downloads into `downloads`; skips (or fails with
+    SEQPAIRS_REQUIRE_BROWSER=1) where one is missing or does not start."""
+    def unusable(reason: str):
+        if REQUIRE_BROWSER:
+            pytest.fail(f"SEQPAIRS_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+
+    try:
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        unusable("selenium is not installed (pip install selenium)")
+    binary = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+    if binary is None:
+        unusable("no chromium on PATH (apt-get install chromium)")
+    driver = shutil.which("chromedriver")
+    if driver is None:
+        unusable("no chromedriver on PATH (apt-get install chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--window-size=1400,1000"):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    try:  # this driver: selenium would otherwise fetch one from the network
+        return webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    except WebDriverException as exc:
+        unusable(f"headless {binary} with {driver} did not start: {exc.msg}")
+
+
+def test_report_shows_the_run_summary(run, tmp_path):
+    """The run summary of a dataset is visible in the HTML report, rendered by a real
+    browser: clicked through as a user does (menu: category, dataset, then the view
+    button of its "run summary"), the page shows every row of its summary.tsv."""
+    browser = headless_chromium(tmp_path / "downloads")  # first: it skips without selenium
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as shows
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        snakemake(run, "--report", str(tmp_path / "report.html"))
+        dataset = "tiny.qc"  # with the read QC's rows
+        table = pd.read_csv(results(run, "report", dataset) / "summary.tsv", sep="\t",
+                            dtype=str, keep_default_na=False)
+        expected = list(zip(table["item"], table["value"]))
+        unique = read_fasta_ids(results(run, "ingest", dataset) / "unique.fasta")
+        assert ("unique sequences", str(len(unique))) in expected
+        assert any(item == "backend" for item, _ in expected)
+
+        browser.get((tmp_path / "report.html").as_uri())
+        wait = WebDriverWait(browser, 30)
+
+        def click(xpath: str, what: str):
+            wait.until(shows.element_to_be_clickable((By.XPATH, xpath)),
+                       f"the report shows no {what} to click").click()
+
+        click("//a[normalize-space()='Overview']", "category Overview")
+        click(f"//a[normalize-space()='{dataset}']", f"dataset {dataset}")
+        click(f"//tr[td[1][normalize-space()='{dataset}'] and "
+              "td[normalize-space()='run summary']]//a", "view button of the run summary")
+        wait.until(shows.frame_to_be_available_and_switch_to_it((By.TAG_NAME, "iframe")),
+                   "the run summary shows nothing: no frame with its page")
+        rows = wait.until(shows.visibility_of_all_elements_located((By.CSS_SELECTOR, "tbody tr")),
+                          "the run summary's page shows no table rows")
+        # .text is the rendered, visible text of each cell
+        shown = [tuple(cell.text for cell in row.find_elements(By.TAG_NAME, "td"))
+                 for row in rows]
+        assert shown == expected
+    finally:
+        browser.quit()
+
+
 def test_mothur_identity_export_is_the_kept_pairs_at_one_minus_identity(run):
     kept = read_pairs(results(run, "filter", "tiny.greedy") / "kept.tsv")
     dist = pd.read_csv(results(run, "distance", "tiny.greedy") / "mothur.identity.dist",

@@ -10,6 +10,8 @@ rule binning:
         benchmark_file("binning")
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         options=stage_options(
             "binning", {"bin_width": "--bin-width", "tile_pairs": "--tile-pairs"}

@@ -28,6 +28,8 @@ rule cluster:
         dataset=datasets_regex([d for d in BY_DISTANCES if d in WITH_LEVELS]),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         prefix=lambda wildcards, output: output.membership.removesuffix(
             ".membership.tsv"
@@ -87,6 +89,8 @@ rule cluster_pairs:
         dataset=datasets_regex(BY_PAIRS),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         prefix=lambda wildcards, output: output.membership.removesuffix(
             ".membership.tsv"

@@ -313,6 +313,7 @@ REPORT_FILES = (
     "funnel.png",
     "clusters.png",
     "summary.tsv",
+    "summary.html",
 )
 # The rules that make the edge list (their time is the distance stage's, for GCUPS)
 EDGE_LIST_RULES = ("distance", "distance_shard", "distance_merge")
@@ -430,14 +431,104 @@ def distance_budget(wildcards, resources):
     return stage(wildcards, "distance")["memory"]
 
 
+# --- runtime of the jobs -------------------------------------------------------------
+
+
+# Every rule's `runtime` resource (minutes; SLURM's --time): the work its input implies at
+# throughputs well below those measured (benchmarks/RESULTS.md: 500-2,100 GCUPS on one
+# H100, 0.33 GCUPS per CPU core), at least RUNTIME_FLOOR_MIN, doubled on each retry (the
+# retries of profiles/slurm), so a job that ran out of time is resubmitted with more.
+RUNTIME_FLOOR_MIN = 10
+GPU_CELLS_PER_S = 100e9  # one GPU
+CPU_CELLS_PER_S = 0.1e9  # one thread
+FILE_MB_PER_MIN = 100  # a job that reads and writes files (ingest, exports, clustering)
+EDGE_BYTES_PER_PAIR = 48  # an edge list's columns (formats/distances.py)
+
+
+def fasta_residues(path):
+    """(sequences, residues) of a FASTA file."""
+    count = residues = 0
+    with open(path) as fasta:
+        for line in fasta:
+            if line.startswith(">"):
+                count += 1
+            else:
+                residues += len(line.rstrip())
+    return count, residues
+
+
+def all_pairs_cells(input):
+    """DP cells of every pair of input.unique: the product of lengths summed over pairs."""
+    _, residues = fasta_residues(input.unique)
+    return residues * residues / 2
+
+
+def pair_cells(input, pairs):
+    """DP cells of `pairs` pairs of input.unique's sequences of mean length."""
+    count, residues = fasta_residues(input.unique)
+    return pairs * (residues / max(count, 1)) ** 2
+
+
+def alignment_seconds(cells, gpus, threads):
+    return cells / (gpus * GPU_CELLS_PER_S if gpus else threads * CPU_CELLS_PER_S)
+
+
+def runtime_of(seconds):
+    """A `runtime` resource from seconds(wildcards, input, threads) of work."""
+
+    def runtime(wildcards, input, threads, attempt):
+        minutes = math.ceil(seconds(wildcards, input, threads) / 60)
+        return max(RUNTIME_FLOOR_MIN, minutes) * 2 ** (attempt - 1)
+
+    return runtime
+
+
+def file_seconds(wildcards, input, threads):
+    return 60 * input.size_mb / FILE_MB_PER_MIN
+
+
+def distance_seconds(gpus_per_job):
+    """The all-pairs work of a distance job on its GPUs (gpus_per_job(wildcards), or its
+    threads without), one shard's share of it for a shard (wildcard shards)."""
+
+    def seconds(wildcards, input, threads):
+        shards = int(wildcards.get("shards", 1))
+        return alignment_seconds(
+            all_pairs_cells(input) / shards, gpus_per_job(wildcards), threads
+        )
+
+    return seconds
+
+
+def filter_seconds(wildcards, input, threads):
+    """Tracebacks on the CPU: the edge list's pairs (every pair without one)."""
+    edges = input.get("edges")
+    if edges:
+        pairs = os.path.getsize(edges) / EDGE_BYTES_PER_PAIR
+        cells = min(pair_cells(input, pairs), all_pairs_cells(input))
+    else:
+        cells = all_pairs_cells(input)
+    return alignment_seconds(cells, 0, threads)
+
+
+def psse_seconds(wildcards, input, threads):
+    """Each kept pair and its shuffles on the job's GPUs (or threads)."""
+    with open(input.pairs) as table:
+        pairs = sum(1 for _ in table) - 1
+    shuffles = stage(wildcards, "psse")["shuffles"]
+    cells = pair_cells(input, pairs * (shuffles + 1))
+    return alignment_seconds(cells, mpi_gpus("psse")(wildcards), threads)
+
+
 # --- MPI launch ---------------------------------------------------------------------
 
 
 # Rules that can run as an MPI program (distance and distance_shard with the distance
-# section's `tasks`, psse with the psse section's) get these three functions of their
-# stage: the resources `tasks` (default: config <stage>.tasks) and `mpi` (the launcher)
-# follow Snakemake's MPI convention, so a profile's set-resources (profiles/slurm: tasks,
-# mpi: srun) override them. The command is prefixed with `<mpi> -n <tasks>` exactly when
+# section's `tasks`, psse with the psse section's) get these functions of their stage:
+# the resources `tasks` (default: config <stage>.tasks), `mpi` (the launcher), `gpu` and
+# `tasks_per_gpu` follow Snakemake's MPI and GPU conventions, which the SLURM executor
+# plugin turns into sbatch's --ntasks, --gpus and --ntasks-per-gpu, and a profile's
+# set-resources overrides. The command is prefixed with `<mpi> -n <tasks>` exactly when
 # tasks > 1: one task runs `seqpairs <stage>` as one plain process, without MPI installed.
 
 
@@ -451,7 +542,9 @@ def mpi_tasks(name):
 
 
 def mpi_program(name):
-    """Default `mpi` resource: mpiexec when the config asks for several tasks, else unset.
+    """Default `mpi` resource: for several tasks, srun under the SLURM executor and in a
+    SLURM job (the ranks start inside its allocation; the job's own Snakemake runs the
+    rule with another executor) and mpiexec elsewhere; unset for one task.
 
     Unset (None) keeps `mpi` out of the job's resources, which the SLURM executor
     plugin reads as "not an MPI job" (it refuses MPI jobs of one task).
@@ -459,9 +552,43 @@ def mpi_program(name):
     tasks = mpi_tasks(name)
 
     def program(wildcards):
-        return "mpiexec" if tasks(wildcards) > 1 else None
+        if tasks(wildcards) <= 1:
+            return None
+        executor = workflow.executor_plugin
+        on_slurm = "SLURM_JOB_ID" in os.environ or (
+            executor is not None and executor.name.startswith("slurm")
+        )
+        return "srun" if on_slurm else "mpiexec"
 
     return program
+
+
+def mpi_gpus(name, tasks=None):
+    """Default `gpu` resource: one GPU per task (config <stage>.tasks, or tasks(wildcards)),
+    none where the stage's backend is cpu. Local runs limit nothing by it (unless given
+    --resources gpu=N); on SLURM it is sbatch's --gpus."""
+    tasks = tasks or mpi_tasks(name)
+
+    def gpus(wildcards):
+        return 0 if stage(wildcards, name)["backend"] == "cpu" else tasks(wildcards)
+
+    return gpus
+
+
+def one_process_gpus(name):
+    """Default `gpu` resource of a job of stage `name` that runs one process."""
+    return mpi_gpus(name, tasks=lambda wildcards: 1)
+
+
+def tasks_per_gpu(name):
+    """Default `tasks_per_gpu` resource: 1 for a job with GPUs (each rank its own GPU;
+    without it the SLURM plugin asks for `tasks` tasks on every GPU), else unset."""
+    gpus = mpi_gpus(name)
+
+    def per_gpu(wildcards):
+        return 1 if gpus(wildcards) else None
+
+    return per_gpu
 
 
 def mpi_launcher(name):

@@ -42,6 +42,9 @@ rule distance:
     resources:
         tasks=mpi_tasks("distance"),
         mpi=mpi_program("distance"),
+        gpu=mpi_gpus("distance"),
+        tasks_per_gpu=tasks_per_gpu("distance"),
+        runtime=runtime_of(distance_seconds(mpi_gpus("distance"))),
         mem_mib=distance_memory_mib,
     params:
         options=stage_options("distance", DISTANCE_OPTIONS),
@@ -69,6 +72,9 @@ use rule distance as distance_dense with:
     resources:
         tasks=mpi_tasks("distance"),
         mpi=mpi_program("distance"),
+        gpu=mpi_gpus("distance"),
+        tasks_per_gpu=tasks_per_gpu("distance"),
+        runtime=runtime_of(distance_seconds(mpi_gpus("distance"))),
         mem_mib=dense_memory_mib,
 
 
@@ -111,6 +117,7 @@ rule distance_merge:
     resources:
         mem_mib=lambda wildcards: RANK_MEMORY_MIB
         + stage(wildcards, "distance")["memory"],
+        runtime=runtime_of(file_seconds),
     params:
         memory=distance_budget,
     script:
@@ -156,6 +163,8 @@ rule distance_matrix:
     threads: threads_of("distance")
     resources:
         mem_mib=dense_memory_mib,
+        gpu=one_process_gpus("distance"),
+        runtime=runtime_of(distance_seconds(one_process_gpus("distance"))),
     params:
         options=stage_options("distance", {"scoring": "--scoring"}),
         run=run_options("distance", {"backend": "--backend"}),
@@ -182,6 +191,7 @@ rule distance_export:
         "../../envs/seqpairs.yaml"
     resources:
         mem_mib=export_memory_mib,
+        runtime=runtime_of(file_seconds),
     params:
         format=export_format,
     script:
@@ -200,5 +210,7 @@ rule distance_mothur:
         benchmark_file("distance_mothur")
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     script:
         "../scripts/mothur_export.py"

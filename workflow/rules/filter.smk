@@ -11,6 +11,8 @@ rule filter:
     conda:
         "../../envs/seqpairs-gpu.yaml"
     threads: threads_of("filter")
+    resources:
+        runtime=runtime_of(filter_seconds),
     params:
         options=stage_options(
             "filter",
@@ -36,6 +38,8 @@ rule filter_mothur:
         benchmark_file("filter_mothur")
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         identity=lambda wildcards: stage(wildcards, "filter")["identity"],
     script:

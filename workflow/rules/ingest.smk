@@ -17,6 +17,8 @@ rule ingest:
         dataset=datasets_regex(WITHOUT_QC),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         inputs=ingest_inputs,
         options=stage_options(

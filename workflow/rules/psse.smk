@@ -38,6 +38,9 @@ rule psse:
     resources:
         tasks=mpi_tasks("psse"),
         mpi=mpi_program("psse"),
+        gpu=mpi_gpus("psse"),
+        tasks_per_gpu=tasks_per_gpu("psse"),
+        runtime=runtime_of(psse_seconds),
     params:
         # DNA scoring: the workflow ingests nucleotides
         options=stage_options(

@@ -26,6 +26,8 @@ rule qc_filter:
         dataset=datasets_regex(QC),
     conda:
         "../../envs/vsearch.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         options=stage_options("qc", QC_FILTER_OPTIONS),
     shell:
@@ -55,6 +57,8 @@ rule qc_chimeras:
         benchmark_file("qc_chimeras")
     conda:
         "../../envs/vsearch.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     shell:
         "vsearch --uchime3_denovo {input:q} --sizein --nonchimeras {output:q}"
         " > {log:q} 2>&1"
@@ -79,6 +83,8 @@ rule qc_select:
         dataset=datasets_regex(QC),
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         min_size=lambda wildcards: stage(wildcards, "qc")["min_size"],
     script:

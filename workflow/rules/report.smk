@@ -3,7 +3,8 @@
 # times.tsv; rule report (`seqpairs report`) draws lengths with their bins, edge-list
 # distances, the pair funnel, cluster rank-abundance and writes summary.tsv (counts,
 # distance time and GCUPS, time per rule, the read QC's funnel, and the backend and GPUs
-# that the distance jobs logged: their logs are inputs). The report's inputs are the last
+# that the distance jobs logged: their logs are inputs) and the same table as
+# summary.html, the report's "run summary". The report's inputs are the last
 # outputs of every stage, so every benchmark file is written before it runs.
 
 
@@ -14,9 +15,10 @@ rule report_times:
         "results/report/{dataset}/times.tsv",
     log:
         "logs/report/{dataset}/times.log",
-    localrule: True
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         edge_list=EDGE_LIST_RULES,
     script:
@@ -43,13 +45,17 @@ rule report:
         distances=report_figure("distances.png", "distances"),
         funnel=report_figure("funnel.png", "pair funnel"),
         clusters=report_figure("clusters.png", "cluster sizes"),
-        summary=report_figure("summary.tsv", "run summary"),
+        # the report shows the summary as HTML (a TSV only as a download that shows nothing)
+        summary="results/report/{dataset}/summary.tsv",
+        summary_html=report_figure("summary.html", "run summary"),
     log:
         "logs/report/{dataset}/report.log",
     benchmark:
         benchmark_file("report")
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         psse=option_of_input("--psse", "psse"),
         qc_funnel=option_of_input("--qc-funnel", "qc_funnel"),

@@ -17,6 +17,8 @@ rule simulate:
         "results/benchmarks/simulate/simulate.tsv"
     conda:
         "../../envs/seqpairs.yaml"
+    resources:
+        runtime=runtime_of(file_seconds),
     params:
         outdir=lambda wildcards, output: os.path.dirname(output.references),
         options=option_list(

@@ -1,5 +1,5 @@
-"""The report stage's engine: one dataset's figures (figures.py) and summary.tsv from the
-other stages' files.
+"""The report stage's engine: one dataset's figures (figures.py) and summary.tsv (and
+.html) from the other stages' files.
 
 - lengths.png: histogram of the unique sequences' lengths, one count per unique sequence
   (not weighted by abundance: these are the sequences the distance stage aligns, and
@@ -23,12 +23,16 @@ other stages' files.
   the GPUs that computed the edge list, read from the distance jobs' logs (each process,
   each MPI rank, logs `<backend> backend: N pairs in T tiles` once; a GPU rank computes on
   one GPU).
+- summary.html: the same table as an HTML page, one row a line: what Snakemake's HTML
+  report shows of the run summary (it shows an HTML result in a frame, a TSV only as a
+  download link that displays nothing).
 
 The PNGs are the same bytes on every run of the same inputs (no date or software version
-in them); summary.tsv is not, by nature: it holds measured times.
+in them); summary.tsv and summary.html are not, by nature: they hold measured times.
 """
 from __future__ import annotations
 
+import html
 import math
 import re
 from dataclasses import dataclass
@@ -173,6 +177,24 @@ def summary(counts: dict, times: tuple[dict[str, float], float] | None, cells: i
     return pd.DataFrame(rows, columns=["item", "value"])
 
 
+def summary_html(dataset: str, table: pd.DataFrame) -> str:
+    """The summary table as an HTML page (summary.html), each table row on a line of its
+    own; every text escaped."""
+    title = html.escape(f"Run summary of dataset {dataset}")
+    rows = "".join(f"<tr><td>{html.escape(item)}</td><td>{html.escape(value)}</td></tr>\n"
+                   for item, value in zip(table["item"], table["value"]))
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{title}</title>\n<style>\n"
+            "body { font-family: sans-serif; font-size: 14px; margin: 1em; }\n"
+            "table { border-collapse: collapse; }\n"
+            "th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }\n"
+            "td + td { text-align: right; font-variant-numeric: tabular-nums; }\n"
+            "</style>\n</head>\n<body>\n"
+            f"<h1>{title}</h1>\n<table>\n"
+            "<thead><tr><th>item</th><th>value</th></tr></thead>\n<tbody>\n"
+            f"{rows}</tbody>\n</table>\n</body>\n</html>\n")
+
+
 @dataclass(frozen=True)
 class Inputs:
     """The files of one dataset that the report reads (psse, otu_table, times optional)."""
@@ -204,7 +226,7 @@ def read_times(path) -> tuple[dict[str, float], float]:
 
 
 def report(dataset: str, inputs: Inputs, out) -> None:
-    """Write the figures and summary.tsv of `dataset` into the folder `out`."""
+    """Write the figures, summary.tsv and summary.html of `dataset` into the folder `out`."""
     seqs = read_unique_fasta(inputs.unique)
     pairs_total = seqs.n * (seqs.n - 1) // 2
     # bins and tiles that cover every pair of unique.fasta once (tiling's checks)
@@ -242,3 +264,5 @@ def report(dataset: str, inputs: Inputs, out) -> None:
     plot_clusters(plt, reads, dataset, out / "clusters.png")
     with atomic_open(out / "summary.tsv") as fh:
         table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
+    with atomic_open(out / "summary.html", "wb") as fh:  # ASCII: any locale reads it
+        fh.write(summary_html(dataset, table).encode("ascii", "xmlcharrefreplace"))

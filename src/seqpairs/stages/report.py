@@ -1,5 +1,6 @@
-"""`seqpairs report`: one dataset's figures and summary.tsv for Snakemake's HTML report
-(report/summary.py); the workflow's times.tsv adds the time of every rule."""
+"""`seqpairs report`: one dataset's figures and summary.tsv (and .html, what the report
+shows) for Snakemake's HTML report (report/summary.py); the workflow's times.tsv adds the
+time of every rule."""
 from __future__ import annotations
 
 from ..errors import UserError
