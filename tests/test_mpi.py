@@ -1,8 +1,10 @@
 """`seqpairs distance` as an MPI program: same bytes for any number of ranks."""
+import heapq
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,137 @@ def test_assign_is_longest_first():
     assert parallel.assign(tiles["cells"], 2).tolist() == [1, 0, 0, 1, 0]
     # equal costs: the lower item first, to the lower rank at equal loads
     assert parallel.assign([4, 4, 4], 2).tolist() == [0, 1, 0]
+
+
+def work_lists(costs, workers):
+    """The lists that `workers` workers, each computing one cost a second, take from a
+    queue in turns until each has had an empty one, in the order handed out."""
+    queue = parallel.WorkQueue(costs, workers)
+    queue.FIRST_SECONDS = np.inf  # no cap by time: the lists take no time here
+    lists, active, rates = [], list(range(workers)), {}
+    while active:
+        for worker in list(active):
+            items = queue.take(worker, rates.get(worker))
+            if not len(items):
+                active.remove(worker)
+                continue
+            lists.append(items)
+            rates[worker] = 1.0
+    return lists
+
+
+def test_work_lists_hand_out_every_item_once_largest_first_shrinking():
+    rng = np.random.default_rng(5)
+    costs = rng.integers(1, 1000, 300)
+    for workers in (1, 2, 5):
+        lists = work_lists(costs, workers)
+        flat = np.concatenate(lists)
+        assert sorted(flat.tolist()) == list(range(len(costs)))  # each item once
+        assert all(np.all(np.diff(items) > 0) for items in lists)  # each in item order
+        assert all(len(items) == 1 for items in lists[:workers])  # measuring their speed
+        # each list: the largest items left (ties: the lower first), at most 1/(2 x
+        # workers) of the cost left where it is more than one; or the cheapest item left
+        left = sorted(range(len(costs)), key=lambda k: (-costs[k], k))
+        for items in lists:
+            items = items.tolist()
+            if items == [left[-1]]:
+                left.pop()
+                continue
+            assert sorted(items) == sorted(left[:len(items)])
+            assert len(items) == 1 or costs[items].sum() <= costs[left].sum() / (2 * workers)
+            del left[:len(items)]
+        assert costs[lists[-1]].sum() < costs.sum() / (10 * workers)  # short at the end
+    # equal costs: the lower item first (after the first list, the last item)
+    assert [items.tolist() for items in work_lists([4, 4, 4, 4], 1)] == [[3], [0], [1], [2]]
+
+
+def pulled(costs, speeds, overhead=0.0, per_list=0.0, capped=True):
+    """Workers of these speeds (cost a second) pulling lists as they finish the last, on
+    a simulated clock, their first list `overhead` seconds longer (a compile) and each
+    list `per_list` seconds (a launch), each reporting the rate it saw: (each one's busy
+    time, the time the last one finishes). capped=False: without the bounds on a list's
+    time."""
+    queue = parallel.WorkQueue(costs, len(speeds))
+    clock = [0.0]
+    queue.clock = lambda: clock[0]
+    if not capped:
+        queue.FIRST_SECONDS, queue.LEAST_SECONDS = np.inf, 0.0
+    free = [(0.0, k) for k in range(len(speeds))]
+    busy, rate = [0.0] * len(speeds), [None] * len(speeds)
+    finish = 0.0
+    while free:
+        now, k = heapq.heappop(free)
+        clock[0] = now
+        items = queue.take(k, rate[k])
+        if not len(items):
+            finish = max(finish, now)
+            continue
+        work = costs[items].sum() / speeds[k] + per_list + (overhead if rate[k] is None else 0.0)
+        busy[k] += work
+        rate[k] = costs[items].sum() / work
+        heapq.heappush(free, (now + work, k))
+    return busy, finish
+
+
+def test_slow_workers_never_hold_up_the_end():
+    """Items coarse for the slow workers (one takes a slow worker longer than the fast one
+    needs for all): they take only what they finish in time, and the run ends no later
+    than the fast worker alone would."""
+    costs = np.array([100.0] * 40 + [1.0] * 20)
+    speeds = [300.0, 1.0, 1.0, 1.0]
+    busy, finish = pulled(costs, speeds)
+    assert finish <= costs.sum() / speeds[0]
+    assert all(b > 0 for b in busy)  # each slow worker still helped
+
+
+def test_a_misleading_first_rate_does_not_hand_out_long_lists():
+    """One fast worker (a GPU) and 15 slow ones (CPU cores), each first list 5 s longer (a
+    compile) and every list 0.05 s (a launch): a probe's rate is far from the worker's
+    speed, and lists sized by those rates alone would keep the slow workers busy long
+    after the fast one is done; bounded by time, the run ends about when the fast worker
+    alone would (one list)."""
+    rng = np.random.default_rng(1)
+    costs = np.concatenate([np.full(1500, 3e9), rng.uniform(1e6, 3e9, 200)])  # cells
+    speeds = [1500e9] + [2e9] * 15
+    alone = costs.sum() / speeds[0] + 5.0 + 0.05
+    _, finish = pulled(costs, speeds, overhead=5.0, per_list=0.05)
+    assert finish <= 1.05 * alone
+    _, unbounded = pulled(costs, speeds, overhead=5.0, per_list=0.05, capped=False)
+    assert unbounded > 5 * alone  # what the bounds prevent
+
+
+@pytest.mark.parametrize("speeds", [[1.0, 1.0, 4.0], [1.0, 1.0, 1.0, 300.0], [2.0, 3.0]])
+def test_work_lists_balance_workers_of_different_speed(speeds):
+    """Each worker busy until nearly the end, whatever the speeds (CPU ranks beside a GPU
+    rank: 300x), where a static share leaves the fast one idle."""
+    rng = np.random.default_rng(4)
+    lengths = rng.normal(400, 10, 2000).astype(int)
+    bins = binning.make_bins(lengths, 5)
+    costs = binning.make_tiles(lengths, bins, 2000)["cells"].to_numpy()
+    busy, finish = pulled(costs, speeds)
+    # utilisation of the capacity (each worker's time weighted by its speed): the run
+    # near the best possible; and none idle for long
+    assert np.dot(busy, speeds) / (finish * sum(speeds)) >= 0.97
+    assert min(busy) / finish >= 0.9
+    loads = np.bincount(parallel.assign(costs, len(speeds)), weights=costs) / speeds
+    assert loads.min() / loads.max() < 0.8  # static: idle much of the time
+
+
+def test_work_lists_from_several_threads_are_each_item_once():
+    costs = np.arange(1, 5001)
+    queue = parallel.WorkQueue(costs, 4)
+    taken = [[] for _ in range(4)]
+
+    def worker(k):
+        while len(items := queue.take()):
+            taken[k].extend(items.tolist())
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(sum(taken, [])) == list(range(len(costs)))
 
 
 def test_without_a_launcher_is_a_single_process(monkeypatch):

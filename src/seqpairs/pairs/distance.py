@@ -83,7 +83,7 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
             candidate_identity=None, iddef=2, dense=False, kept=None, prune=True,
-            edges=True):
+            edges=True, work=None):
     """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
 
     Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
@@ -93,7 +93,9 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     instead, in no particular order, and edges is None. `prune=False` aligns every pair in
     full (the same edge list). `edges=False` (dense only) keeps no pair: every pair goes
     through the backend's screen alone where it has one (a distance needs only the cost
-    and length), and edges is None.
+    and length), and edges is None. `work`: the tiles this worker computes, as lists of
+    positions in `tiles` (an executor's pull; default: every tile). Its progress counts
+    its cells against all of `tiles`' (under MPI: its part of the job).
     """
     xp, to_host = backend.xp, backend.to_host
     align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
@@ -128,12 +130,14 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
 
     pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads,
                     dense, prune, exact)
-    batches_kept, count = [], 0
+    batches_kept, count, pairs_done, cells_done = [], 0, 0, 0.0
     log.info("%s backend: %d pairs in %d tiles", backend.name, int(tiles["pairs"].sum()),
              len(tiles))
     progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells",
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
-    for group in batches(tiles, backend.pairs_per_batch):
+    lists = [np.arange(len(tiles))] if work is None else work
+    for group in (group for items in lists
+                  for group in batches(tiles.iloc[items], backend.pairs_per_batch)):
         pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
         all_i = xp.concatenate([p[0] for p in pairs])
         all_j = xp.concatenate([p[1] for p in pairs])
@@ -153,9 +157,11 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
                 for first in range(0, len(on_device[0]), KEPT_SLICE):
                     kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
             progress.update(float(cells[start:stop].sum()))
+        pairs_done += len(all_i)
+        cells_done += float(cells.sum())
     seconds = progress.finish()
-    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS", backend.name,
-             int(tiles["pairs"].sum()), count, float(tiles["cells"].sum()) / seconds / 1e9)
+    log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
+             count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
     if pruned is not None:
         log.info("pruning: %s", pruned.summary())
     if kept is not None or not edges:

@@ -8,6 +8,10 @@ Contract (Executor):
   rank, size      this worker and how many there are; `root` is worker 0, which writes
   device          the GPU index this worker uses (backends.select takes it)
   share(costs)    the indices of the items this worker computes, shared by cost
+                  (a static share: the same on every worker, decided before any work)
+  pull(costs)     the items this worker computes, as work lists (index arrays) handed
+                  out on request as the worker finishes the last, largest first
+                  (WorkQueue), so that workers of different speed finish together
   gather(key, columns)
                   on the root: every worker's columns (tuples of equal-length arrays)
                   concatenated and ordered by `key` (a unique int64 per item); else None
@@ -36,10 +40,14 @@ from __future__ import annotations
 import functools
 import heapq
 import importlib
+import logging
+import threading
+import time
 
 import numpy as np
 
 EXECUTORS = ("mpi", "local")
+log = logging.getLogger("seqpairs.parallel")
 
 
 @functools.cache
@@ -74,3 +82,88 @@ def ordered(key, columns):
     """`columns` reordered by `key` (stable)."""
     order = np.argsort(key, kind="stable")
     return tuple(np.asarray(column)[order] for column in columns)
+
+
+class WorkQueue:
+    """Work lists handed out on request (thread-safe), sized by each worker's speed.
+
+    Items go largest first (decreasing cost; ties: the lower item first). A worker's first
+    list is the cheapest item left, which measures its speed (cost per second, `rate`,
+    which it reports with its next request). Later lists take the next items up to the
+    share of the cost not yet handed out that the worker would finish in 1/LIST_SHARE of
+    the time all workers need for it at their rates (workers not yet measured counted at
+    the mean rate): the lists shrink as the work runs out, and a slow worker's last list
+    ends about when the fast ones finish (guided self-scheduling, weighted by speed),
+    no list longer than half the time since the first, none shorter than a quarter second.
+    Where the next item exceeds that share, the worker gets the cheapest item left if it
+    would finish it before the other workers finish all that is left, else nothing and
+    it retires: a slow worker (a CPU beside a GPU) never holds up the end. Each list is in
+    item order; an empty list: nothing left for this worker.
+    """
+
+    LIST_SHARE = 2
+    # No list longer (at its worker's rate) than this share of the time since the first
+    # list, nor than FIRST_SECONDS before that: first rates mislead (a probe's time is
+    # mostly a compile or a launch), and each worker's next request corrects them. None
+    # shorter than LEAST_SECONDS: each list costs a launch or two.
+    LIST_GROWTH, FIRST_SECONDS, LEAST_SECONDS = 0.5, 1.0, 0.25
+
+    def __init__(self, costs, workers: int):
+        self.costs = np.asarray(costs, dtype=np.float64)
+        self.order = np.lexsort((np.arange(len(self.costs)), -self.costs))
+        self.done = np.cumsum(self.costs[self.order])  # cost up to each item, largest first
+        self.first, self.stop = 0, len(self.order)  # the items left: order[first:stop]
+        self.workers = workers
+        self.rates: dict = {}  # worker -> cost per second
+        self.started = None  # time.monotonic() of the first list
+        self.lock = threading.Lock()
+
+    def take(self, worker=0, rate: float | None = None) -> np.ndarray:
+        with self.lock:
+            if rate is not None and rate > 0:
+                self.rates[worker] = rate
+            first, stop = self.first, self.stop
+            if first == stop:
+                return np.empty(0, dtype=np.int64)
+            if self.started is None:
+                self.started = self.clock()
+            if worker not in self.rates:  # its speed first
+                return self.cheapest()
+            before = self.done[first - 1] if first else 0.0
+            left = self.done[stop - 1] - before
+            speed = sum(self.rates.values()) * self.workers / len(self.rates)
+            rate = self.rates[worker]
+            longest = max(self.FIRST_SECONDS, self.LIST_GROWTH * (self.clock() - self.started))
+            share = min(max(left * rate / speed / self.LIST_SHARE, rate * self.LEAST_SECONDS),
+                        rate * longest)
+            end = min(int(np.searchsorted(self.done, before + share, side="right")), stop)
+            if end > first:
+                self.first = end
+                return np.sort(self.order[first:end])
+            others = speed - self.rates[worker]  # what the others do meanwhile
+            if others <= 0 or self.costs[self.order[stop - 1]] / self.rates[worker] <= left / others:
+                return self.cheapest()
+            del self.rates[worker]  # retired: the others finish sooner without it
+            self.workers -= 1
+            return np.empty(0, dtype=np.int64)
+
+    clock = staticmethod(time.monotonic)
+
+    def cheapest(self) -> np.ndarray:
+        self.stop -= 1
+        return self.order[self.stop:self.stop + 1].copy()
+
+
+def timed(take, costs):
+    """The lists of take(rate=...) until an empty one, each request with the rate (cost
+    per second) at which the consumer computed the previous list: the time between
+    handing it out and the next request. Logs at the end how many lists this worker
+    computed and its time busy with them of the time since its first request."""
+    costs = np.asarray(costs, dtype=np.float64)
+    rate, lists, busy, begin = None, 0, 0.0, time.perf_counter()
+    while len(items := take(rate=rate)):
+        start = time.perf_counter()
+        yield items
+        seconds = max(time.perf_counter() - start, 1e-9)
+        rate, lists, busy = float(costs[items].sum()) / seconds, lists + 1, busy + seconds
+    log.info("work lists: %d, busy %.3f s of %.3f s", lists, busy, time.perf_counter() - begin)

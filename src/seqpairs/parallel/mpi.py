@@ -1,7 +1,12 @@
 """The executor of MPI ranks (mpi4py): `mpiexec -n N` or `srun -n N` starts N copies of a
-stage; each computes the items `assign` gives its rank, on the GPU of its node-local rank,
-and rank 0 gathers and writes. Without an MPI launcher this executor is not used, so a
-plain run needs no MPI library.
+stage; each computes the items `assign` gives its rank (share) or the work lists it asks
+rank 0 for (pull), on the GPU of its node-local rank, and rank 0 gathers and writes.
+Without an MPI launcher this executor is not used, so a plain run needs no MPI library.
+
+pull: rank 0 keeps the WorkQueue. A dispatcher thread on rank 0 answers the other ranks'
+requests on a communicator of its own, while rank 0's own work takes lists from the same
+queue; each rank asks again when it has computed its list, until it gets an empty one.
+Without MPI_THREAD_MULTIPLE (no dispatcher thread) pull is the static share.
 
 A rank that stops answering (SIGSTOP, a wedged node) must not hang the others, wherever
 they wait. Every rank runs a watchdog thread (MPI_THREAD_MULTIPLE, which mpi4py asks for)
@@ -19,6 +24,7 @@ it; the kernels release the GIL, so a busy rank keeps answering.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sys
 import threading
@@ -27,12 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import assign, ordered
+from . import WorkQueue, assign, ordered, timed
 
 # Variables that MPI launchers set in every rank's environment.
 LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE")
 DEFAULT_TIMEOUT = 300.0  # seconds a rank may go unheard
 HEARTBEAT, ENDING = 1, 2  # message tags: "I answer", "I am ending the job"
+REQUEST, WORK = 3, 4  # pull's tags: "a list, please", "your list"
 DENSE_STEP = 1 << 22  # entries of a dense array reduced at a time
 
 
@@ -125,6 +132,19 @@ class Watchdog(threading.Thread):
         self.join()
 
 
+def dispatch(comm, queue: WorkQueue, workers: int) -> None:
+    """Rank 0's dispatcher: a list from `queue` for each request, until each of the
+    `workers` other ranks has been told that nothing is left."""
+    from mpi4py import MPI
+
+    status = MPI.Status()
+    while workers:
+        rate = comm.recv(source=MPI.ANY_SOURCE, tag=REQUEST, status=status)
+        items = queue.take(status.Get_source(), rate)
+        comm.send(items, dest=status.Get_source(), tag=WORK)
+        workers -= not len(items)
+
+
 @dataclass(frozen=True)
 class Mpi:
     comm: object  # mpi4py.MPI.Comm
@@ -139,6 +159,28 @@ class Mpi:
 
     def share(self, costs) -> np.ndarray:
         return np.flatnonzero(assign(costs, self.size) == self.rank)
+
+    def pull(self, costs):
+        from mpi4py import MPI
+
+        if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+            yield self.share(costs)
+            return
+        comm = self.comm.Dup()  # requests never meet the stage's messages
+        if self.root:
+            queue = WorkQueue(costs, self.size)
+            dispatcher = threading.Thread(target=dispatch, args=(comm, queue, self.size - 1),
+                                          name="seqpairs-dispatcher", daemon=True)
+            dispatcher.start()
+            yield from timed(functools.partial(queue.take, 0), costs)
+            dispatcher.join()  # every other rank has had its last list
+        else:
+            def take(rate):
+                comm.send(rate, dest=0, tag=REQUEST)
+                return comm.recv(source=0, tag=WORK)
+
+            yield from timed(take, costs)
+        comm.Free()
 
     def gather(self, key, columns):
         parts = self.comm.gather((key, *columns), root=0)

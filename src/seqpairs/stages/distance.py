@@ -5,9 +5,10 @@ Outputs (formats/distances.py, formats/interop.py): the sparse edge list and mot
 column format from it; SeqDist's text format, the condensed matrix and a PHYLIP matrix.
 Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
-(formats/runs.py), merged while the output is written. Under MPI every rank computes its
-share of the tiles into its own runs and sends them to rank 0 piece by piece; rank 0
-writes.
+(formats/runs.py), merged while the output is written. Under MPI every rank computes the
+work lists of tiles it pulls from rank 0 (largest first, as it finishes the last: ranks
+of different speed finish together) into its own runs and sends them to rank 0 piece by
+piece; rank 0 writes. The output is the same bytes whoever computed which tile.
 """
 from __future__ import annotations
 
@@ -95,7 +96,6 @@ def run(args) -> None:
         tiles = tiles[parallel.assign(tiles["cells"], about.shards) == about.shard]
     executor = parallel.current()
     executor.set_timeout(args.rank_timeout)
-    tiles = tiles.iloc[executor.share(tiles["cells"])]
     budget = int(args.memory * MIB)
     sparse = args.edges or args.mothur
     with (Spill(budget, Path(sparse).parent, Path(sparse).name) if sparse
@@ -106,7 +106,8 @@ def run(args) -> None:
                 scheme=scoring.get(args.scoring), threads=args.threads,
                 max_distance=args.max_distance, candidate_identity=args.candidate_identity,
                 iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
-                prune=args.prune, edges=bool(sparse))
+                prune=args.prune, edges=bool(sparse),
+                work=executor.pull(tiles["cells"]))
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * RECORD), 1)
                 executor.stream(spill.pieces(piece), spill.add_records)
