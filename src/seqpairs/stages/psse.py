@@ -70,10 +70,10 @@ def run(args) -> None:
     index = np.column_stack([pairs["query_index"], pairs["target_index"]])
     m, n = lengths[index[:, 0]], lengths[index[:, 1]]
     executor = parallel.current()
-    mine = executor.share(m * n)
     backend = backends.select(args.backend, executor.device)
-    real, shuffled, mu, beta = score_and_fit(backend, scheme, codes, index[mine], mine,
-                                             args.shuffles, args.seed, args.threads)
+    mine, real, shuffled, mu, beta = score_and_fit(
+        backend, scheme, codes, index, args.shuffles, args.seed, args.threads,
+        work=executor.pull(m * n))
     if not args.plots:
         shuffled = shuffled[:, :0]  # only the plots need them on rank 0
     gathered = executor.gather(mine, (real, mu, beta, shuffled))

@@ -20,9 +20,9 @@ p-value of the real score. Output, one row per input pair in the input order:
   qvalue         Benjamini-Hochberg adjusted p-value over all pairs tested
   significant    pvalue <= --alpha
 
-Under MPI (mpiexec -n N seqpairs psse ...) the pairs are shared over the ranks by cost
-m*n (parallel.Executor.share), and rank 0 gathers the fits in row order and writes the
-table, which is the same bytes for any number of ranks and either backend: the shuffles of
+Under MPI (mpiexec -n N seqpairs psse ...) the ranks pull the pairs from rank 0 in work
+lists by cost m*n (parallel.Executor.pull), and rank 0 gathers the fits in row order and
+writes the table, which is the same bytes for any number of ranks and either backend: the shuffles of
 a pair depend only on --seed and the pair's row in --pairs (its RNG key, shuffle.py).
 """
 from __future__ import annotations
@@ -42,32 +42,36 @@ COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "p
            "log10_pvalue", "evalue", "qvalue", "significant"]
 
 
-def score_and_fit(backend, scheme, codes, index: np.ndarray, keys: np.ndarray, shuffles: int,
-                  seed: int, threads=None):
+def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed: int,
+                  threads=None, work=None):
     """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
-    (query, target rows into codes) on `backend`; keys[k] is pair k's RNG key, its row in
-    --pairs."""
-    queries = [codes[q] for q in index[:, 0]]
-    targets = [codes[t] for t in index[:, 1]]
-    cells = np.array([len(q) * len(t) * (shuffles + 1) for q, t in zip(queries, targets)],
-                     dtype=np.float64)
+    (query, target rows into codes; pair k's RNG key is k, its row in --pairs) on
+    `backend`. `work`: the pairs to score, as lists of rows (an executor's pull; default:
+    every pair). Returns (rows, real, shuffled, mu, beta), rows in the order scored.
+    Progress counts the cells against all pairs' (under MPI: this rank's part of the job)."""
+    lengths = np.array([len(c) for c in codes], dtype=np.float64)
+    cells = lengths[index[:, 0]] * lengths[index[:, 1]] * (shuffles + 1)
     progress = Progress(log, "psse", float(cells.sum()), "cells",
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
-    real, shuffled = [], []
-    for start in range(0, len(queries), STEP_PAIRS):  # steps: progress as it goes
-        step = slice(start, start + STEP_PAIRS)
-        scores = backend.local_scores(scheme, queries[step], targets[step], keys[step],
-                                      shuffles, seed, threads)
-        real.append(scores[0])
-        shuffled.append(scores[1])
-        progress.update(float(cells[step].sum()))
+    rows, real, shuffled = [], [], []
+    for items in [np.arange(len(index))] if work is None else work:
+        for start in range(0, len(items), STEP_PAIRS):  # steps: progress as it goes
+            step = np.asarray(items[start:start + STEP_PAIRS], dtype=np.int64)
+            scores = backend.local_scores(scheme, [codes[q] for q in index[step, 0]],
+                                          [codes[t] for t in index[step, 1]], step,
+                                          shuffles, seed, threads)
+            rows.append(step)
+            real.append(scores[0])
+            shuffled.append(scores[1])
+            progress.update(float(cells[step].sum()))
     progress.finish()
     if real:
-        real, shuffled = np.concatenate(real), np.concatenate(shuffled)
+        rows, real, shuffled = np.concatenate(rows), np.concatenate(real), np.concatenate(shuffled)
     else:
-        real, shuffled = backend.local_scores(scheme, [], [], keys[:0], shuffles, seed, threads)
+        rows = np.empty(0, dtype=np.int64)
+        real, shuffled = backend.local_scores(scheme, [], [], rows, shuffles, seed, threads)
     mu, beta = gumbel.fit(shuffled)
-    return real, shuffled, mu, beta
+    return rows, real, shuffled, mu, beta
 
 
 def significance(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
