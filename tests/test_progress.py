@@ -29,6 +29,17 @@ def test_lines_say_the_size_at_once_then_the_time_left(caplog):
     assert caplog.messages[-1].startswith("work: done, 100 cells in ")
 
 
+def test_one_of_several_workers_says_its_part_of_the_job_without_a_time_left(caplog):
+    """Under MPI a rank pulls its work as it goes: how much it will do is not known, so
+    its lines give what it did of the job's work and no time left."""
+    caplog.set_level(logging.INFO)
+    work = progress.Progress(logging.getLogger("seqpairs.test"), "work", 100.0, "cells",
+                             every=0.0, stream=io.StringIO(), eta=False)
+    work.update(5.0)
+    assert "5% (5/100 cells)" in caplog.messages[1]
+    assert caplog.messages[1].endswith("of the job's") and "left" not in caplog.messages[1]
+
+
 def test_a_terminal_gets_a_bar_instead_of_lines(caplog):
     caplog.set_level(logging.INFO)
     terminal = Terminal()

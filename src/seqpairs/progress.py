@@ -3,7 +3,8 @@ then a line at most every EVERY seconds (done, rate, time left) and one at the e
 terminal the periodic lines are a bar on standard error, redrawn in place.
 
 Rule logs (files) get the lines; a person at a terminal gets the bar. Under MPI each rank
-reports its own share.
+reports what it has done of the job's work, without a time left (eta=False): how much it
+will do depends on how fast the others are (it pulls its work as it goes).
 """
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ class Progress:
     """
 
     def __init__(self, log: logging.Logger, what: str, total: float, unit: str,
-                 every: float | None = None, rate=None, stream=None):
-        self.log, self.what, self.total, self.unit = log, what, total, unit
+                 every: float | None = None, rate=None, stream=None, eta: bool = True):
+        self.log, self.what, self.total, self.unit, self.eta = log, what, total, unit, eta
         self.every = EVERY if every is None else every
         self.rate = rate or (lambda done, elapsed: f"{done / elapsed:.3g} {unit}/s")
         self.stream = sys.stderr if stream is None else stream
@@ -49,8 +50,9 @@ class Progress:
         elapsed = max(now - self.start, 1e-9)
         left = (self.total - self.done) * elapsed / self.done if self.done else float("inf")
         share = self.done / self.total if self.total else 1.0
-        return (f"{share:.0%} ({self.done:.4g}/{self.total:.4g} {self.unit}), "
-                f"{self.rate(self.done, elapsed)}, {seconds(left)} left")
+        status = (f"{share:.0%} ({self.done:.4g}/{self.total:.4g} {self.unit}), "
+                  f"{self.rate(self.done, elapsed)}")
+        return f"{status}, {seconds(left)} left" if self.eta else f"{status} of the job's"
 
     def update(self, amount: float) -> None:
         self.done += amount

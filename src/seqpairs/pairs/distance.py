@@ -83,7 +83,7 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
             candidate_identity=None, iddef=2, dense=False, kept=None, prune=True,
-            edges=True, work=None):
+            edges=True, work=None, eta=True):
     """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
 
     Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
@@ -95,7 +95,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     through the backend's screen alone where it has one (a distance needs only the cost
     and length), and edges is None. `work`: the tiles this worker computes, as lists of
     positions in `tiles` (an executor's pull; default: every tile). Its progress counts
-    its cells against all of `tiles`' (under MPI: its part of the job).
+    its cells against all of `tiles`'; eta=False (one of several workers): without a
+    time left.
     """
     xp, to_host = backend.xp, backend.to_host
     align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
@@ -133,7 +134,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     batches_kept, count, pairs_done, cells_done = [], 0, 0, 0.0
     log.info("%s backend: %d pairs in %d tiles", backend.name, int(tiles["pairs"].sum()),
              len(tiles))
-    progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells",
+    progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells", eta=eta,
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
     lists = [np.arange(len(tiles))] if work is None else work
     for group in (group for items in lists

@@ -43,15 +43,16 @@ COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "p
 
 
 def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed: int,
-                  threads=None, work=None):
+                  threads=None, work=None, eta=True):
     """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
     (query, target rows into codes; pair k's RNG key is k, its row in --pairs) on
     `backend`. `work`: the pairs to score, as lists of rows (an executor's pull; default:
     every pair). Returns (rows, real, shuffled, mu, beta), rows in the order scored.
-    Progress counts the cells against all pairs' (under MPI: this rank's part of the job)."""
+    Progress counts the cells against all pairs'; eta=False (one of several workers):
+    without a time left."""
     lengths = np.array([len(c) for c in codes], dtype=np.float64)
     cells = lengths[index[:, 0]] * lengths[index[:, 1]] * (shuffles + 1)
-    progress = Progress(log, "psse", float(cells.sum()), "cells",
+    progress = Progress(log, "psse", float(cells.sum()), "cells", eta=eta,
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
     rows, real, shuffled = [], [], []
     for items in [np.arange(len(index))] if work is None else work:
