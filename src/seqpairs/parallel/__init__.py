@@ -132,16 +132,16 @@ class WorkQueue:
             before = self.done[first - 1] if first else 0.0
             left = self.done[stop - 1] - before
             speed = sum(self.rates.values()) * self.workers / len(self.rates)
-            rate = self.rates[worker]
+            mine = self.rates[worker]
             longest = max(self.FIRST_SECONDS, self.LIST_GROWTH * (self.clock() - self.started))
-            share = min(max(left * rate / speed / self.LIST_SHARE, rate * self.LEAST_SECONDS),
-                        rate * longest)
+            share = min(max(left * mine / speed / self.LIST_SHARE, mine * self.LEAST_SECONDS),
+                        mine * longest)
             end = min(int(np.searchsorted(self.done, before + share, side="right")), stop)
             if end > first:
                 self.first = end
                 return np.sort(self.order[first:end])
-            others = speed - self.rates[worker]  # what the others do meanwhile
-            if others <= 0 or self.costs[self.order[stop - 1]] / self.rates[worker] <= left / others:
+            others = speed - mine  # what the others do meanwhile
+            if others <= 0 or self.costs[self.order[stop - 1]] / mine <= left / others:
                 return self.cheapest()
             del self.rates[worker]  # retired: the others finish sooner without it
             self.workers -= 1
