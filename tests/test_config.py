@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -329,6 +330,33 @@ def test_a_config_that_passes_every_check_plans_its_jobs(workflow_copy):
     assert sorted({rule for rule, _ in jobs}) == [
         "all", "binning", "cluster", "distance_merge", "distance_shard", "filter", "ingest_qc",
         "qc_chimeras", "qc_filter", "qc_select", "report", "report_times"]
+
+
+@pytest.mark.parametrize("with_vsearch", [False, True])
+def test_read_qc_without_vsearch_on_path_says_so_when_it_plans(workflow_copy, tmp_path,
+                                                               with_vsearch):
+    """The read QC's rules run vsearch: where it is not on PATH (and no --sdm conda) the
+    plan says so in one line, and still plans (a cluster's nodes may have it)."""
+    bin_dir = tmp_path / "bin"  # this PATH's programs, but vsearch only with_vsearch
+    bin_dir.mkdir()
+    if with_vsearch:
+        (bin_dir / "vsearch").write_text("#!/bin/sh\n")
+        (bin_dir / "vsearch").chmod(0o755)
+    for folder in [os.path.dirname(sys.executable), *os.environ["PATH"].split(os.pathsep)]:
+        for program in Path(folder).glob("*") if os.path.isdir(folder) else ():
+            link = bin_dir / program.name
+            if program.name != "vsearch" and not link.exists() and not link.is_symlink():
+                link.symlink_to(program)
+    (workflow_copy / "config" / "config.yaml").write_text(DATASET)
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1"],
+                          cwd=workflow_copy, env=env, capture_output=True, text=True,
+                          timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "qc_filter" in output  # planned all the same
+    warning = "seqpairs: the read QC of d1 runs vsearch, which is not on PATH"
+    assert (warning in output) != with_vsearch, output
 
 
 def test_every_export_and_average_linkage_plan_one_distance_job_per_dataset(workflow_copy):

@@ -9,11 +9,14 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
 import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+from snakemake.settings.types import DeploymentMethod
 from snakemake.sourcecache import LocalSourceFile
 from snakemake.utils import validate
 
@@ -239,6 +242,19 @@ def qc_enabled(dataset, params):
 
 QC = [d for d, p in PARAMS.items() if qc_enabled(d, p)]
 WITHOUT_QC = [d for d in PARAMS if d not in QC]
+# The read QC's rules run vsearch (envs/vsearch.yaml under --sdm conda): said at once where
+# it is missing, not as "command not found" in a job's log. A warning, not an error: on a
+# cluster the jobs' nodes may have it where the login node does not.
+if (
+    QC
+    and shutil.which("vsearch") is None
+    and DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method
+):
+    logger.warning(
+        f"seqpairs: the read QC of {', '.join(QC)} runs vsearch, which is not on PATH: "
+        "install it (apt-get install vsearch, or conda install -c bioconda vsearch), run "
+        "with --sdm conda, or set qc: {enabled: false}"
+    )
 
 
 def needs_edges(params):
