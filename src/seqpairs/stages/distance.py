@@ -107,7 +107,7 @@ def run(args) -> None:
                 max_distance=args.max_distance, candidate_identity=args.candidate_identity,
                 iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
                 prune=args.prune, edges=bool(sparse),
-                work=executor.pull(tiles["cells"]), eta=executor.size == 1)
+                work=[executor.share(tiles["cells"])], eta=executor.size == 1)
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * RECORD), 1)
                 executor.stream(spill.pieces(piece), spill.add_records)
