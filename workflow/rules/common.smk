@@ -5,6 +5,7 @@
 # only, each with its options inline (stage_options).
 
 import copy
+import functools
 import json
 import math
 import os
@@ -424,8 +425,7 @@ def distance_memory_mib(wildcards):
 
 def matrix_mib(input):
     """MiB of every pair's distance (float64) of the sequences in input.unique."""
-    with open(input.unique) as fasta:
-        n = sum(line.startswith(">") for line in fasta)
+    n, _ = fasta_residues(input.unique)
     return n * (n - 1) // 2 * 8 >> 20
 
 
@@ -462,7 +462,14 @@ EDGE_BYTES_PER_PAIR = 48  # an edge list's columns (formats/distances.py)
 
 
 def fasta_residues(path):
-    """(sequences, residues) of a FASTA file."""
+    """(sequences, residues) of a FASTA file, read once per version of it (the resources
+    of a job ask several times)."""
+    stat = os.stat(path)
+    return _fasta_residues(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _fasta_residues(path, mtime_ns, size):
     count = residues = 0
     with open(path) as fasta:
         for line in fasta:
