@@ -2,15 +2,18 @@
 
     python benchmarks/compare_vsearch.py [--fasta FILE] [--identity 0.97 0.9] [--iddef 2]
                                          [--threads 2] [--all-reads] [--workdir DIR]
+                                         [--backend cpu gpu] [--vsearch PATH]
 
 Default input: ../shared/data/C005_454.fa.gz beside the checkout (SEQPAIRS_DATA overrides
 the folder), its distinct reads in file order, as `seqpairs ingest` would keep them
-(--all-reads: every read, duplicates included). For each --identity T both tools get the
-same FASTA:
+(--all-reads: every read, duplicates included; FASTQ input is read as its sequences). For
+each --identity T both tools get the same FASTA:
 
   vsearch   --allpairs_global FASTA --id T --iddef K --threads N --userout (the filter's
             columns, `raw` for the score)
   seqpairs  filter -i FASTA --scoring vsearch --identity T --iddef K --threads N
+            --backend B, for each --backend B (its pairs aligned on B, the kept ones traced
+            on the CPU)
 
 Reported: the kept pairs of each (their Jaccard index), over the pairs both keep the share
 whose identity equals vsearch's printed one (one decimal) and the share equal in every
@@ -41,8 +44,9 @@ PERCENT = ["id", "id0", "id1", "id2", "id3", "id4"]
 
 def read_fasta(path: Path):
     opener = gzip.open if path.suffix == ".gz" else open
+    fastq = path.name.removesuffix(".gz").endswith((".fastq", ".fq"))
     with opener(path, "rt") as fh:
-        return [(r.id, str(r.seq).upper()) for r in SeqIO.parse(fh, "fasta")]
+        return [(r.id, str(r.seq).upper()) for r in SeqIO.parse(fh, "fastq" if fastq else "fasta")]
 
 
 def write_input(records, path: Path, all_reads: bool) -> int:
@@ -67,10 +71,10 @@ def run_vsearch(vsearch, fasta, out, identity, iddef, threads) -> float:
                   "+".join(FIELDS), "--quiet"])
 
 
-def run_seqpairs(fasta, out, identity, iddef, threads) -> float:
+def run_seqpairs(fasta, out, identity, iddef, threads, backend="cpu") -> float:
     return timed([sys.executable, "-m", "seqpairs", "-q", "filter", "-i", str(fasta),
                   "--scoring", "vsearch", "--identity", str(identity), "--iddef", str(iddef),
-                  "--threads", str(threads), "-o", str(out)])
+                  "--threads", str(threads), "--backend", backend, "-o", str(out)])
 
 
 def compare(ours_path, theirs_path) -> dict:
@@ -106,8 +110,11 @@ def main() -> None:
     parser.add_argument("--all-reads", action="store_true",
                         help="every read, not only the distinct sequences")
     parser.add_argument("--workdir", type=Path, help="keep the files here (default: a temp dir)")
+    parser.add_argument("--backend", nargs="+", default=["cpu"], choices=("cpu", "gpu"),
+                        help="seqpairs' backends to run (default cpu)")
+    parser.add_argument("--vsearch", help="the vsearch binary (default: vsearch on PATH)")
     args = parser.parse_args()
-    vsearch = shutil.which("vsearch")
+    vsearch = args.vsearch or shutil.which("vsearch")
     if vsearch is None:
         sys.exit("compare_vsearch: vsearch is not installed (apt-get install vsearch)")
     run = subprocess.run([vsearch, "--version"], capture_output=True, text=True)
@@ -121,21 +128,27 @@ def main() -> None:
         n = write_input(records, fasta, args.all_reads)
         warm = work / "warm.fasta"
         warm.write_text("".join(f">{k}\n{s}\n" for k, (_, s) in enumerate(records[:20])))
-        run_seqpairs(warm, work / "warm.tsv", 0.9, args.iddef, args.threads)
+        for backend in args.backend:
+            run_seqpairs(warm, work / "warm.tsv", 0.9, args.iddef, args.threads, backend)
         print(f"{args.fasta.name}: {n} {'reads' if args.all_reads else 'distinct reads'}, "
               f"{n * (n - 1) // 2} pairs, --iddef {args.iddef}, {args.threads} threads, "
               f"{os.cpu_count()} cores; {version}")
         for t in args.identity:
-            theirs, ours = work / f"vsearch_{t:g}.tsv", work / f"seqpairs_{t:g}.tsv"
+            theirs = work / f"vsearch_{t:g}.tsv"
             v_time = run_vsearch(vsearch, fasta, theirs, t, args.iddef, args.threads)
-            s_time = run_seqpairs(fasta, ours, t, args.iddef, args.threads)
-            r = compare(ours, theirs)
-            print(f"--id {t:g}: kept vsearch {r['vsearch_kept']}, seqpairs {r['seqpairs_kept']} "
-                  f"(only vsearch {r['only_vsearch']}, only seqpairs {r['only_seqpairs']}), "
-                  f"Jaccard {r['jaccard']:.6f}; shared pairs: id equal {r['id_equal']:.4%}, "
-                  f"all columns equal {r['all_columns_equal']:.4%}"
-                  + (f" (differing: {r['differing_columns']})" if r["differing_columns"] else "")
-                  + f"; wall time vsearch {v_time:.1f} s, seqpairs {s_time:.1f} s")
+            for backend in args.backend:
+                ours = work / f"seqpairs_{backend}_{t:g}.tsv"
+                s_time = run_seqpairs(fasta, ours, t, args.iddef, args.threads, backend)
+                r = compare(ours, theirs)
+                print(f"--id {t:g}, --backend {backend}: kept vsearch {r['vsearch_kept']}, "
+                      f"seqpairs {r['seqpairs_kept']} (only vsearch {r['only_vsearch']}, only "
+                      f"seqpairs {r['only_seqpairs']}), Jaccard {r['jaccard']:.6f}; shared "
+                      f"pairs: id equal {r['id_equal']:.4%}, all columns equal "
+                      f"{r['all_columns_equal']:.4%}"
+                      + (f" (differing: {r['differing_columns']})" if r["differing_columns"]
+                         else "")
+                      + f"; wall time vsearch {v_time:.1f} s, seqpairs {s_time:.1f} s",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -160,3 +160,65 @@ def column_score(cols, scheme: AffineScheme) -> int:
                   else scheme.gap_open + n * scheme.gap_extend)
         k = run
     return score
+
+
+# --- the traced path's counts in one forward pass (the affine_counts kernels) ---
+#
+# vsearch's traceback follows one pointer per state (H, E, F) of a cell, so the path it
+# takes from any state is fixed as the recurrence computes: each state can carry the counts
+# of that path, and H(la, lb) carries the traced alignment's. A state's counts here are
+# (D, M, O, lead, run, direction): aligned pairs, matches, gap runs, the first run's
+# columns when it is a gap run (the border run the path leaves row 0 or column 0 by), and
+# the current gap run's columns and direction (0 none, 1 horizontal, 2 vertical).
+
+
+def forward_counts(a: str, b: str, scheme: AffineScheme) -> dict:
+    """Counts of the alignment vsearch_traceback takes, computed forward, as the
+    alignments.COUNTS names (score, matches, mismatches, openings, columns, terminal_gaps,
+    terminal_openings)."""
+    la, lb = len(a), len(b)
+    subst = scheme.subst
+    eo, ee = scheme.end_open, scheme.end_extend
+    H = [[None] * (lb + 1) for _ in range(la + 1)]
+    E = [[None] * (lb + 1) for _ in range(la + 1)]
+    F = [[None] * (lb + 1) for _ in range(la + 1)]
+    H[0][0] = (0, 0, 0, 0, 0, 0, 0)  # score, D, M, O, lead, run, direction
+    for j in range(1, lb + 1):
+        H[0][j] = (-(eo + j * ee), 0, 0, 1, j, j, 1)
+        F[0][j] = (NEG,) + (0,) * 6
+    for i in range(1, la + 1):
+        H[i][0] = (-(eo + i * ee), 0, 0, 1, i, i, 2)
+        E[i][0] = (NEG,) + (0,) * 6
+
+    def gap(opened_from, extended, cost_open, cost_extend, direction):
+        """The gap state: extend strictly better, else open (a new run unless the state it
+        opens from ends with a run in the same direction)."""
+        if extended[0] - cost_extend > opened_from[0] - cost_open - cost_extend:
+            s, d, m, o, lead, run, _ = extended
+            return (s - cost_extend, d, m, o, lead, run + 1, direction)
+        s, d, m, o, lead, run, last = opened_from
+        same = last == direction
+        return (s - cost_open - cost_extend, d, m, o + (not same), lead,
+                (run if same else 0) + 1, direction)
+
+    for i in range(1, la + 1):
+        oh, eh = (eo, ee) if i == la else (scheme.gap_open, scheme.gap_extend)
+        for j in range(1, lb + 1):
+            ov, ev = (eo, ee) if j == lb else (scheme.gap_open, scheme.gap_extend)
+            E[i][j] = gap(H[i][j - 1], E[i][j - 1], oh, eh, 1)
+            F[i][j] = gap(H[i - 1][j], F[i - 1][j], ov, ev, 2)
+            s, d, m, o, lead, _, _ = H[i - 1][j - 1]
+            same = a[i - 1] == b[j - 1]
+            h = (s + subst[DNA.index(a[i - 1])][DNA.index(b[j - 1])], d + 1, m + same, o,
+                 lead, 0, 0)
+            if F[i][j][0] > h[0]:
+                h = F[i][j]
+            if E[i][j][0] > h[0]:
+                h = E[i][j]
+            H[i][j] = h
+    score, d, m, o, lead, run, _ = H[la][lb]
+    columns = la + lb - d
+    return {"score": score, "matches": m, "mismatches": d - m, "openings": o,
+            "columns": columns, "terminal_gaps": lead + run,
+            "terminal_openings": (lead > 0) + (run > 0)}
+

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 import reference_affine
 from seqpairs import backends, scoring
+from seqpairs.backends import gpu as gpu_backend
 from seqpairs.backends.alignments import COUNTS
+from seqpairs.backends.common import AFFINE_COUNTS
 from seqpairs.backends.cpu.affine import aligner
 from seqpairs.backends.cpu.trace_affine import trace_pairs
 from seqpairs.cli import main
@@ -131,6 +133,19 @@ def check_against_reference(pairs, scheme):
         assert al.cigar(k) == ("=" if a == b else cigar(cols)), (a, b)
         assert {name: int(al[name][k]) for name in COUNTS} == vsearch_counts(a, b, cols), (a, b)
 
+
+def check_counts(pairs, scheme):
+    """The forward counts (reference and the CPU's affine_counts) against the traceback's."""
+    codes, offsets = encode([s for pair in pairs for s in pair])
+    idx = np.arange(len(pairs))
+    got = CPU.affine_counts(codes, offsets, scheme)(2 * idx, 2 * idx + 1)
+    assert len(got) == len(AFFINE_COUNTS) and all(c.dtype == np.int32 for c in got)
+    for k, (a, b) in enumerate(pairs):
+        score, cols = reference_affine.vsearch_traceback(a, b, scheme)
+        want = {"score": score, **vsearch_counts(a, b, cols)}
+        want = {name: want[name] for name in AFFINE_COUNTS}
+        assert reference_affine.forward_counts(a, b, scheme) == want, (a, b)
+        assert {name: int(c[k]) for name, c in zip(AFFINE_COUNTS, got)} == want, (a, b)
 
 def write_fasta(path, seqs, prefix="s"):
     path.write_text("".join(f">{prefix}{k}\n{s}\n" for k, s in enumerate(seqs)))
@@ -253,6 +268,25 @@ def test_property_homopolymer_rich(a, b):
     check_against_reference([(a, b)], VSEARCH)
 
 
+
+# ------------------------------------------- the traced path's counts without a traceback
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_forward_counts_equal_the_traceback(name):
+    pairs = random_pairs(seed=5, n=120)
+    short = ["".join(t) for n in (1, 2) for t in itertools.product("ACGT", repeat=n)]
+    pairs += [(x, s) for x in "ACGT" for s in short + ["TTTTTTTTTTTT", "ACGTTGCAAC"]]
+    check_counts(pairs + [(b, a) for a, b in pairs], SCHEMES[name])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text("AC", min_size=1, max_size=25), st.text("AC", min_size=1, max_size=25),
+       st.sampled_from(sorted(SCHEMES)))
+def test_property_forward_counts_on_two_letters(a, b, name):
+    # two letters: long homopolymers and many equal-scoring paths
+    check_counts([(a, b), (b, a)], SCHEMES[name])
+
 def c005_unique(shared_data, n=None):
     """The distinct reads of C005 in file order (the first n)."""
     with gzip.open(shared_data / "C005_454.fa.gz", "rt") as fh:
@@ -334,13 +368,13 @@ def test_skipped_pairs_cannot_pass(iddef, identity):
     assert len(every) > 0
     for block_pairs in (7, seqfilter.BLOCK_PAIRS):
         pd.testing.assert_frame_equal(
-            seqfilter.filter_affine(s, VSEARCH, CPU, identity, iddef,
+            seqfilter.filter_affine(s, VSEARCH, CPU, CPU, identity, iddef,
                                     block_pairs=block_pairs), every)
 
 
 def test_boundary_pair_is_kept_by_iddef_1():
     s = sequence_set(length_boundary_sequences())
-    table = seqfilter.filter_affine(s, VSEARCH, CPU, 0.97, 1)
+    table = seqfilter.filter_affine(s, VSEARCH, CPU, CPU, 0.97, 1)
     row = table[(table["query"] == "s0") & (table["target"] == "s1")]
     assert row[["id", "caln"]].values.tolist() == [[97.0, "97M3I"]]
 
@@ -376,9 +410,11 @@ def test_cli_refuses_an_edge_list(tmp_path, capsys):
     assert "leave out --distances" in err and not (tmp_path / "k.tsv").exists()
 
 
-def test_cli_refuses_gpu_backend(tmp_path, capsys):
+@pytest.mark.skipif(gpu_backend.available(), reason="a GPU is visible: --backend gpu runs")
+def test_cli_gpu_backend_without_a_gpu(tmp_path, capsys):
     fasta = write_fasta(tmp_path / "u.fasta", random_sequences(seed=7, n=10))
     assert main(["-q", "filter", "-i", fasta, "--scoring", "vsearch", "--backend", "gpu",
                  "--identity", "0.97", "-o", str(tmp_path / "k.tsv")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
+    assert "no CUDA GPU" in err and not (tmp_path / "k.tsv").exists()

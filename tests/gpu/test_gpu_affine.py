@@ -89,3 +89,51 @@ def test_scores_outside_int8_are_refused():
     codes, offsets = encode(["ACGT", "ACGA"])
     with pytest.raises(UserError, match="-128 and 127"):
         gpu_affine.aligner(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
+
+
+# --- the traced alignment's counts (affine_counts.cu) against the CPU's traceback ---
+
+COUNT_SCHEMES = {**{k: v for k, v in SCHEMES.items() if k != "wide"},
+                 "vsearch": AffineScheme.usearch(2, -4, 20, 2, 2, 1)}
+
+
+def compare_counts(seqs, pa, pb, scheme, **tuning):
+    from seqpairs.backends.common import AFFINE_COUNTS
+    from seqpairs.backends.cpu import trace_affine
+
+    codes, offsets = encode(seqs)
+    want = trace_affine.counter(codes, offsets, scheme)(pa, pb)
+    got = gpu_affine.counter(codes, offsets, scheme, **tuning)(pa, pb)
+    for name, g, w in zip(AFFINE_COUNTS, got, want):
+        assert g.dtype == np.int32 and np.array_equal(g, w), f"{name} differs"
+
+
+@pytest.mark.parametrize("name", list(COUNT_SCHEMES))
+def test_counts_on_mixed_and_homopolymer_pairs(name):
+    # lengths 1-40 (shorter than a strip, every last strip), related and unrelated
+    # sequences, and two-letter ones (long homopolymers, many equal-scoring paths)
+    rng = np.random.default_rng(31)
+    lengths = np.concatenate([np.arange(1, 41), rng.integers(41, 400, 40)])
+    base = "".join(rng.choice(list("ACGT"), 400))
+    seqs = [base[:n] if rng.random() < 0.4 else
+            "".join(rng.choice(list("AC" if rng.random() < 0.5 else "ACGT"), n))
+            for n in lengths]
+    pa, pb = random_pairs(rng, len(seqs), 2000)
+    compare_counts(seqs, pa, pb, COUNT_SCHEMES[name])
+
+
+@pytest.mark.parametrize("strip", [8, 12])
+def test_counts_every_strip(strip):
+    rng = np.random.default_rng(32)
+    lengths = np.concatenate([np.arange(1, 30), rng.integers(200, 300, 40)])
+    seqs = ["".join(rng.choice(list("ACGT"), n)) for n in lengths]
+    pa, pb = random_pairs(rng, len(seqs), 800)
+    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"], strip=strip)
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
+def test_counts_on_real_datasets(shared_data, name):
+    seqs = read_acgt(shared_data / name, 200)
+    rng = np.random.default_rng(33)
+    pa, pb = random_pairs(rng, len(seqs), 600)
+    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"])

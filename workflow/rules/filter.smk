@@ -18,9 +18,10 @@ rule filter:
             "filter",
             {"identity": "--identity", "iddef": "--iddef", "scoring": "--scoring"},
         ),
+        run=run_options("filter", {"backend": "--backend"}),
         distances=option_of_input("--distances", "edges"),
     shell:
-        "python3 -m seqpairs filter -i {input.unique:q} {params.options:q}"
+        "python3 -m seqpairs filter -i {input.unique:q} {params.options:q} {params.run:q}"
         " {params.distances:q} --threads {threads} -o {output.kept:q} > {log:q} 2>&1"
 
 

@@ -29,6 +29,10 @@ where each starts, as formats.fasta.SequenceSet holds them):
       other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
   affine(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) -> score,
       length (int32): scoring/affine.py
+  affine_counts(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) ->
+      score, matches, mismatches, openings, columns, terminal_gaps, terminal_openings
+      (int32; common.AFFINE_COUNTS): the counts of the alignment trace_affine takes (vsearch's
+      choice among equal scores, its terminal gaps), without the alignment itself
   local_scores(scheme: LocalScheme, queries, targets, keys, shuffles, seed, threads) ->
       real (int32[P]), shuffled (int32[P, shuffles]): Smith-Waterman-Gotoh scores of each
       pair and of shuffles of its target (scoring/local.py, stats/shuffle.py)
@@ -66,6 +70,7 @@ class Backend:
     seqdist_upper: Callable | None
     qgram_shared: Callable | None
     affine: Callable
+    affine_counts: Callable
     local_scores: Callable
     trace_seqdist: Callable | None = None
     trace_affine: Callable | None = None

@@ -23,10 +23,12 @@ the last aligned pair (vsearch trims one gap run at each end; a SeqDist alignmen
 end with two).
 
 Under an affine scheme (`--scoring vsearch`: vsearch's `--allpairs_global --id T`, 2.22.1,
-with its default scoring) every pair is aligned globally with that scheme and traced back
-with vsearch's tie rules (backends/cpu/trace_affine.py), and kept when its
-identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
->= 100 * --identity, as vsearch compares. The table has the same columns, with vsearch's
+with its default scoring) every pair is aligned globally with that scheme, on the chosen
+backend, which gives the counts of the path a traceback with vsearch's tie rules takes
+(affine_counts: backends/cpu/trace_affine.py, gpu_kernels/affine_counts.cu); a pair is
+kept when its identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
+>= 100 * --identity, as vsearch compares, and only the kept pairs are traced back (on the
+CPU) for their alignments. The table has the same columns, with vsearch's
 orientation and trimming:
   query, target  the earlier and the later sequence in the FASTA (vsearch's query and
                  target); the CIGAR, qilo .. tihi and ql, tl are of that orientation
@@ -36,7 +38,7 @@ orientation and trimming:
   raw            instead of `distance`: the alignment score (vsearch's userout `raw`;
                  higher is better; SeqDist's distance has no counterpart here)
 Rows are sorted by (query, target) in FASTA order. Pruning: for iddef 0, 2 and 3 neither
-the score nor the lengths bound the identity, so every pair is traced (multi-threaded).
+the score nor the lengths bound the identity, so every pair is aligned.
 End gaps cost 2 + (k - 1), less than a mismatch's 4 per letter, so an optimal alignment
 can be mostly terminal gaps around a short identical overlap (iddef 2: 100% at any score
 and lengths) or a short sequence inside a long one (iddef 3: 1 - 2 / longer); and many
@@ -55,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ..backends.alignments import COUNTS, Alignments
+from ..backends.common import AFFINE_COUNTS
 from ..errors import UserError
 from ..formats.distances import Edges, check_made_from
 from ..formats.fasta import SequenceSet
@@ -207,29 +210,45 @@ def affine_table(seqs: SequenceSet, scheme, cpu, q, t, threshold: float, iddef: 
     return table[AFFINE_COLUMNS]
 
 
-def filter_affine(seqs: SequenceSet, scheme, cpu, threshold: float, iddef: int,
-                  threads: int | None = None, block_pairs: int = BLOCK_PAIRS) -> pd.DataFrame:
+def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, iddef: int,
+                  threads: int | None = None, block_pairs: int | None = None) -> pd.DataFrame:
     """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
 
-    For iddef 1 and 4 pairs whose length ratio is below the threshold are skipped (the
-    module docstring proves it safe); all others are traced.
+    On a backend without tracebacks (the GPU) every pair's traced counts come from its
+    affine_counts and give its exact identity; only the pairs that reach the threshold are
+    traced, on the `cpu` backend, for their alignments. On the CPU every pair is traced. For iddef 1 and 4
+    pairs whose length ratio is below the threshold are skipped (the module docstring
+    proves it safe).
     """
     lengths = seqs.lengths
+    count = backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads)
     no_pairs = np.zeros(0, dtype=np.int64)
-    parts, candidates = [], 0
+    parts, counted, kept = [], 0, 0
     progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
-    for q, t in all_pairs(seqs.n, block_pairs):
+    for q, t in all_pairs(seqs.n, block_pairs or backend.pairs_per_batch):
         progress.update(len(q))
         if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
             la, lb = lengths[q], lengths[t]
             fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
             q, t = q[fits], t[fits]
-        candidates += len(q)
+        counted += len(q)
+        if backend.trace_affine is None:  # count every pair, trace the ones that reach it
+            c = dict(zip(AFFINE_COUNTS, count(q, t)))
+            percent = vsearch_percent(iddef, c["matches"], c["mismatches"], c["columns"],
+                                      c["terminal_gaps"], c["openings"], lengths[q], lengths[t])
+            reach = np.flatnonzero(percent >= 100.0 * threshold)
+            q, t = q[reach], t[reach]
+        # (on the CPU the counts come from a traceback: every pair is traced once)
         part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
+        if backend.trace_affine is None and len(part) != len(q):
+            raise RuntimeError(f"{backend.name} backend: the affine counts of {len(q)} pairs "
+                               f"reach the threshold, the traceback of {len(part)}")
+        kept += len(part)
         if len(part):  # (an empty part would make the text columns objects)
             parts.append(part)
     progress.finish()
     table = (pd.concat(parts, ignore_index=True) if parts else
              affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads))
-    log.info("%d pairs, %d traced, %d kept", seqs.n * (seqs.n - 1) // 2, candidates, len(table))
+    log.info("%d pairs, %d counted on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
+             counted, backend.name, kept)
     return table

@@ -1,7 +1,7 @@
 """`seqpairs filter`: the pairs whose real alignment reaches an identity threshold
 (pairs/filter.py). Under SeqDist scoring the candidates come from the distance stage's
 edge list (--distances) or are computed here; under an affine scheme (the vsearch preset)
-every pair is aligned. Tracebacks run on the CPU backend."""
+every pair is aligned here, on --backend. Tracebacks run on the CPU backend."""
 from __future__ import annotations
 
 from .. import backends, scoring
@@ -28,8 +28,10 @@ def seqdist_table(args, seqs, scheme, cpu):
 
 
 def affine_table(args, seqs, scheme, cpu):
-    """Every pair traced on the CPU (vsearch's allpairs_global)."""
-    return filter_affine(seqs, scheme, cpu, args.identity, args.iddef, args.threads)
+    """Every pair aligned on --backend, the kept ones traced on the CPU (vsearch's
+    allpairs_global)."""
+    return filter_affine(seqs, scheme, backends.select(args.backend), cpu, args.identity,
+                         args.iddef, args.threads)
 
 
 def check_affine(args) -> None:
@@ -37,8 +39,6 @@ def check_affine(args) -> None:
         raise UserError(f"{args.distances}: an edge list holds the candidates of SeqDist "
                         f"scoring; --scoring {args.scoring} aligns every pair itself, so "
                         "leave out --distances")
-    if args.backend == "gpu":
-        raise UserError(f"--scoring {args.scoring} traces on the CPU; leave out --backend gpu")
 
 
 # By scoring family: the checks of the options (before any input is read) and the table.
@@ -67,8 +67,8 @@ def register(sub) -> None:
                    "--allpairs_global with its default scoring, every pair aligned (no "
                    "--distances)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
-                   help="backend of the candidate step without --distances (default auto; "
-                   "--scoring vsearch runs on the CPU)")
+                   help="backend that aligns the pairs before their tracebacks (without "
+                   "--distances; default auto)")
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="without --distances: align every pair in full instead of pruning "
                    "the pairs that provably fail --identity (docs/pruning.md; the same "

@@ -18,6 +18,7 @@ BACKEND = Backend(
     seqdist_upper=band.upper,
     qgram_shared=qgrams.counter,
     affine=affine.aligner,
+    affine_counts=trace_affine.counter,
     local_scores=local.local_scores,
     trace_seqdist=trace_seqdist.trace_pairs,
     trace_affine=trace_affine.trace_pairs,

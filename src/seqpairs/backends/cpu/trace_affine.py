@@ -46,7 +46,7 @@ from ..alignments import (
     TLO,
     UP,
 )
-from ..common import check_lengths
+from ..common import AFFINE_COUNTS, check_lengths
 from .batch import set_threads
 from .runs import add_run, batch_buffers, compact_runs, reverse_runs, traced
 
@@ -313,3 +313,15 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
         return counts, compact_runs(runs, slot_starts, n_runs), n_runs, score
 
     return traced(la, lb, trace_range, scored=True)
+
+
+def counter(codes, offsets, scheme, threads: int | None = None):
+    """The contract's affine_counts kernel on the CPU: (pa, pb) -> the AFFINE_COUNTS (int32)
+    of each pair's traced alignment (trace_pairs' counts and score)."""
+
+    def count(pa, pb):
+        al = trace_pairs(codes, offsets, pa, pb, scheme, threads)
+        return (al.score.astype(np.int32),
+                *(al[name].astype(np.int32) for name in AFFINE_COUNTS[1:]))
+
+    return count

@@ -37,5 +37,6 @@ def backend(device: int = 0) -> Backend:
         band_cost=band.COST,
         upper_cost=band.UPPER_COST,
         affine=affine.aligner,
+        affine_counts=affine.counter,
         local_scores=local.local_scores,
     )

@@ -1,14 +1,18 @@
-"""The affine global alignment kernel on the GPU (gpu_kernels/affine.cu): score and length
-of each pair under an AffineScheme, the same as backends/cpu/affine.py."""
+"""The affine global alignment kernels on the GPU: score and length of each pair under an
+AffineScheme (gpu_kernels/affine.cu), the same as backends/cpu/affine.py, and the counts of
+the alignment vsearch's traceback takes (gpu_kernels/affine_counts.cu), the same as
+backends/cpu/trace_affine.py's."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...errors import UserError
 from ...scoring.affine import NEG
-from ..common import check_lengths
+from ..common import check_lengths, unpack_affine
 from .kernels import VARIANTS
 from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
+
+BOUNDARY_WORDS = 8  # affine_counts.cu's boundary row: H's and E's score and three words
 
 
 def neg_score_32(scheme) -> int:
@@ -90,3 +94,45 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
         return (score.get(), length.get()) if on_host else (score, length)
 
     return align
+
+
+def counter(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
+    """The contract's affine_counts kernel on the current GPU: (pa, pb) -> the AFFINE_COUNTS
+    (int32) of the alignment vsearch's traceback takes (gpu_kernels/affine_counts.cu), the
+    same as the CPU backend's traced counts. Substitution scores must fit int8."""
+    import cupy
+
+    check_lengths(offsets)
+    matrix = scheme.matrix()
+    if matrix.min() < -128 or matrix.max() > 127:
+        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    variant = VARIANTS["affine_counts"].tuned(**tuning)
+    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
+    lengths = cupy.diff(d_offsets)
+    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
+    costs = tuple(np.int32(c) for c in (
+        scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+        scheme.end_open + scheme.end_extend, scheme.end_extend, scheme.end_open,
+        scheme.end_extend))
+
+    def launch(grid, block, d_pa, d_pb, m, rows_total):
+        score = cupy.full(m, INT_POISON, dtype=cupy.int32)
+        words = [cupy.empty(m, dtype=cupy.uint32) for _ in range(3)]
+        variant.function_handle()(grid, block, (
+            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs,
+            cupy.empty(BOUNDARY_WORDS * rows_total, dtype=cupy.int32), np.int64(rows_total),
+            score, *words))
+        return (score, *words)
+
+    def count(pa, pb):
+        pa, pb, on_host = device_pairs(pa, pb)
+        if len(pa) == 0:
+            outputs = (cupy.empty(0, dtype=cupy.int32),) + (cupy.empty(0, cupy.uint32),) * 3
+        else:
+            outputs = one_thread_per_pair(lengths, pa, pb, 4 * BOUNDARY_WORDS, max_batch,
+                                          launch)
+            check_written(outputs[0] == INT_POISON, len(pa), "results")
+        counts = unpack_affine(lengths[pa], lengths[pb], *outputs)
+        return tuple(c.get() for c in counts) if on_host else counts
+
+    return count
