@@ -928,9 +928,11 @@ def test_shard_count_change_reruns_the_edge_list_and_what_reads_it(run):
 
 
 def test_backend_switch_reruns_nothing(run):
-    # the same results on every backend: no rerun trigger (distance, its exports, psse)
+    # the same results on every backend: no rerun trigger (distance, its exports, filter,
+    # psse)
     for dataset in ("tiny", "tiny.sharded", "tiny.psse", "tiny.average"):
         changed = with_override(TINY, dataset, "distance", backend="cpu")
+        changed = with_override(changed, dataset, "filter", backend="cpu")
         assert dry_run_with(run, with_override(changed, dataset, "psse", backend="cpu")) == []
 
 
