@@ -94,7 +94,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     full (the same edge list). `edges=False` (dense only) keeps no pair: every pair goes
     through the backend's screen alone where it has one (a distance needs only the cost
     and length), and edges is None. `work`: the tiles this worker computes, as lists of
-    positions in `tiles` (an executor's pull; default: every tile). Its progress counts
+    positions in `tiles` (an executor's share; default: every tile). Its progress counts
     its cells against all of `tiles`'; eta=False (one of several workers): without a
     time left.
     """

@@ -5,10 +5,10 @@ Outputs (formats/distances.py, formats/interop.py): the sparse edge list and mot
 column format from it; SeqDist's text format, the condensed matrix and a PHYLIP matrix.
 Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
-(formats/runs.py), merged while the output is written. Under MPI every rank computes the
-work lists of tiles it pulls from rank 0 (largest first, as it finishes the last: ranks
-of different speed finish together) into its own runs and sends them to rank 0 piece by
-piece; rank 0 writes. The output is the same bytes whoever computed which tile.
+(formats/runs.py), merged while the output is written. Under MPI every rank computes its
+static share of the tiles by cost (parallel.Executor.share) into its own runs and sends
+them to rank 0 piece by piece; rank 0 writes. The output is the same bytes whoever
+computed which tile.
 """
 from __future__ import annotations
 

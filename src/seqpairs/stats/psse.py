@@ -20,10 +20,11 @@ p-value of the real score. Output, one row per input pair in the input order:
   qvalue         Benjamini-Hochberg adjusted p-value over all pairs tested
   significant    pvalue <= --alpha
 
-Under MPI (mpiexec -n N seqpairs psse ...) the ranks pull the pairs from rank 0 in work
-lists by cost m*n (parallel.Executor.pull), and rank 0 gathers the fits in row order and
-writes the table, which is the same bytes for any number of ranks and either backend: the shuffles of
-a pair depend only on --seed and the pair's row in --pairs (its RNG key, shuffle.py).
+Under MPI (mpiexec -n N seqpairs psse ...) each rank scores its static share of the
+pairs by cost m*n (parallel.Executor.share), and rank 0 gathers the fits in row order and
+writes the table, which is the same bytes for any number of ranks and either backend: the
+shuffles of a pair depend only on --seed and the pair's row in --pairs (its RNG key,
+shuffle.py).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed
                   threads=None, work=None, eta=True):
     """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
     (query, target rows into codes; pair k's RNG key is k, its row in --pairs) on
-    `backend`. `work`: the pairs to score, as lists of rows (an executor's pull; default:
+    `backend`. `work`: the pairs to score, as lists of rows (an executor's share; default:
     every pair). Returns (rows, real, shuffled, mu, beta), rows in the order scored.
     Progress counts the cells against all pairs'; eta=False (one of several workers):
     without a time left."""
