@@ -83,12 +83,13 @@ def test_real_datasets(shared_data, name):
     compare(seqs, pa, pb, SCHEMES["cheap ends"])
 
 
-def test_scores_outside_int8_are_refused():
+@pytest.mark.parametrize("kernel", ["aligner", "counter"])
+def test_scores_outside_int8_are_refused(kernel):
     from seqpairs.errors import UserError
 
     codes, offsets = encode(["ACGT", "ACGA"])
     with pytest.raises(UserError, match="-128 and 127"):
-        gpu_affine.aligner(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
+        getattr(gpu_affine, kernel)(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
 
 
 # --- the traced alignment's counts (affine_counts.cu) against the CPU's traceback ---

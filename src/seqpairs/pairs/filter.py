@@ -215,15 +215,16 @@ def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, idd
     """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
 
     On a backend without tracebacks (the GPU) every pair's traced counts come from its
-    affine_counts and give its exact identity; only the pairs that reach the threshold are
-    traced, on the `cpu` backend, for their alignments. On the CPU every pair is traced. For iddef 1 and 4
-    pairs whose length ratio is below the threshold are skipped (the module docstring
-    proves it safe).
+    affine_counts and give its exact identity; only the pairs that reach the threshold
+    are traced, on the `cpu` backend, for their alignments. On the CPU, whose counts are
+    a traceback's, every pair is traced once. For iddef 1 and 4 pairs whose length ratio
+    is below the threshold are skipped (the module docstring proves it safe).
     """
     lengths = seqs.lengths
-    count = backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads)
+    count = (None if backend.trace_affine else
+             backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads))
     no_pairs = np.zeros(0, dtype=np.int64)
-    parts, counted, kept = [], 0, 0
+    parts, aligned = [], 0
     progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
     for q, t in all_pairs(seqs.n, block_pairs or backend.pairs_per_batch):
         progress.update(len(q))
@@ -231,24 +232,22 @@ def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, idd
             la, lb = lengths[q], lengths[t]
             fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
             q, t = q[fits], t[fits]
-        counted += len(q)
-        if backend.trace_affine is None:  # count every pair, trace the ones that reach it
+        aligned += len(q)
+        if count is not None:  # trace only the pairs whose counts reach the threshold
             c = dict(zip(AFFINE_COUNTS, count(q, t)))
             percent = vsearch_percent(iddef, c["matches"], c["mismatches"], c["columns"],
                                       c["terminal_gaps"], c["openings"], lengths[q], lengths[t])
             reach = np.flatnonzero(percent >= 100.0 * threshold)
             q, t = q[reach], t[reach]
-        # (on the CPU the counts come from a traceback: every pair is traced once)
         part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
-        if backend.trace_affine is None and len(part) != len(q):
+        if count is not None and len(part) != len(q):
             raise RuntimeError(f"{backend.name} backend: the affine counts of {len(q)} pairs "
                                f"reach the threshold, the traceback of {len(part)}")
-        kept += len(part)
         if len(part):  # (an empty part would make the text columns objects)
             parts.append(part)
     progress.finish()
     table = (pd.concat(parts, ignore_index=True) if parts else
              affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads))
-    log.info("%d pairs, %d counted on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
-             counted, backend.name, kept)
+    log.info("%d pairs, %d aligned on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
+             aligned, backend.name, len(table))
     return table

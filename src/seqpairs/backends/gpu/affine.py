@@ -44,6 +44,21 @@ def least_padding(variants, la, lb):
     return variants[times.index(min(times))]
 
 
+def device_inputs(codes, offsets, scheme):
+    """(longest sequence's length, codes, offsets, lengths, substitution table) on the
+    device, for a kernel that packs a column's four substitution scores in one word:
+    UserError unless they fit int8."""
+    import cupy
+
+    max_len = check_lengths(offsets)
+    matrix = scheme.matrix()
+    if matrix.min() < -128 or matrix.max() > 127:
+        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    d_offsets = cupy.asarray(offsets)
+    return (max_len, cupy.asarray(codes), d_offsets, cupy.diff(d_offsets),
+            cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel()))
+
+
 def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     """The contract's affine kernel on the current GPU: (pa, pb) -> (score, length) int32.
 
@@ -55,19 +70,13 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     """
     import cupy
 
-    max_len = check_lengths(offsets)
-    matrix = scheme.matrix()
-    if matrix.min() < -128 or matrix.max() > 127:
-        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    max_len, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
     width = packed_width(scheme, max_len)
     packed = np.int32 if width == 32 else np.int64
     shift, neg = (16, neg_score_32(scheme)) if width == 32 else (32, NEG)
     # a strip per launch (VARIANTS' rows of this width), unless `tuning` names one
     variants = ([VARIANTS[f"affine_{width}"].tuned(**tuning)] if tuning else
                 [VARIANTS[f"affine_{width}"], VARIANTS[f"affine_{width}_narrow"]])
-    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
-    lengths = cupy.diff(d_offsets)
-    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
     steps = tuple(packed(c << shift) for c in (
         scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
         scheme.end_open + scheme.end_extend, scheme.end_extend))
@@ -102,14 +111,8 @@ def counter(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     same as the CPU backend's traced counts. Substitution scores must fit int8."""
     import cupy
 
-    check_lengths(offsets)
-    matrix = scheme.matrix()
-    if matrix.min() < -128 or matrix.max() > 127:
-        raise UserError("the GPU kernel needs substitution scores between -128 and 127")
+    _, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
     variant = VARIANTS["affine_counts"].tuned(**tuning)
-    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
-    lengths = cupy.diff(d_offsets)
-    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
     costs = tuple(np.int32(c) for c in (
         scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
         scheme.end_open + scheme.end_extend, scheme.end_extend, scheme.end_open,
