@@ -39,9 +39,10 @@ def write_sparse(path, n, i, j, d, max_distance, ids=None):
     ids = [f"s{k}" for k in range(n)] if ids is None else ids
     m = len(i)
     zeros = np.zeros(m, np.int32)
+    values = {"cost": np.asarray(d, np.float64), "length": np.ones(m, np.int32),
+              "matches": zeros, "aligned": zeros, "leading": zeros}
     write_edges(path, Edges(n=n, ids=np.asarray(ids), i=np.asarray(i), j=np.asarray(j),
-                            cost=np.asarray(d, np.float64), length=np.ones(m, np.int32),
-                            matches=zeros, aligned=zeros, leading=zeros, max_distance=max_distance))
+                            values=values, max_distance=max_distance))
     return str(path)
 
 

@@ -18,10 +18,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from seqpairs.errors import UserError
-from seqpairs.formats import runs
+from seqpairs.formats import runs, tables
 from seqpairs.formats.distances import (
+    LAYOUTS,
     Edges,
     pair_index,
     read_edges,
@@ -31,6 +34,7 @@ from seqpairs.formats.distances import (
     write_edges,
     write_npz,
 )
+from seqpairs.formats.tables import write_tsv
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -92,8 +96,10 @@ def test_edge_list_is_np_savez_of_its_arrays(tmp_path):
     counts = [rng.integers(1, 90, 20).astype(np.int32) for _ in range(4)]
     cost = rng.random(20) * 9
     shuffled = rng.permutation(20)
+    columns = dict(zip(("cost", "length", "matches", "aligned", "leading"),
+                       [cost[shuffled], *[c[shuffled] for c in counts]]))
     edges = Edges(10, np.array([f"id{x}" for x in range(10)]), i[shuffled], j[shuffled],
-                  cost[shuffled], *[c[shuffled] for c in counts], max_distance=0.5,
+                  columns, max_distance=0.5,
                   candidate_identity=0.9, iddef=1, sequences="ab" * 32, shard=1, shards=3,
                   tiling="cd" * 32)
     write_edges(tmp_path / "e.npz", edges)
@@ -102,7 +108,8 @@ def test_edge_list_is_np_savez_of_its_arrays(tmp_path):
              matches=counts[1], aligned=counts[2], leading=counts[3], distance=cost / counts[0],
              max_distance=np.float64(0.5), candidate_identity=np.float64(0.9),
              iddef=np.int64(1), sequences=np.asarray("ab" * 32), shard=np.int64(1),
-             shards=np.int64(3), tiling=np.asarray("cd" * 32))
+             shards=np.int64(3), tiling=np.asarray("cd" * 32),
+             scoring=np.asarray("seqdist"))
     assert (tmp_path / "e.npz").read_bytes() == reference.getvalue()
     back = read_edges(tmp_path / "e.npz")
     assert (back.sequences, back.shard, back.shards, back.tiling) == ("ab" * 32, 1, 3, "cd" * 32)
@@ -136,7 +143,7 @@ def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget,
                                                 for name in ("length", "matches", "aligned",
                                                              "leading")}}
     (tmp_path / "out").mkdir()
-    with runs.Spill(budget, tmp_path / "out", "edges.npz") as spill:
+    with runs.Spill(budget, tmp_path / "out", "edges.npz", LAYOUTS["seqdist"]) as spill:
         for start in range(0, keys.size, 777):  # batches, as the distance stage hands them
             part = slice(start, start + 777)
             spill.add(i[part], j[part], *(v[part] for v in values.values()))
@@ -169,7 +176,8 @@ def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):
         outputs[memory] = [(out / name).read_bytes() for name in ("e.npz", "m.dist")]
     assert outputs["1"] == outputs["512"]
     edges = read_edges(tmp_path / "1" / "e.npz")
-    assert len(edges) > 2 * (1 << 20) // runs.SORT_BYTES  # more pairs than one run holds
+    record = runs.record_bytes(runs.run_columns(LAYOUTS["seqdist"])) + runs.SORT_OVERHEAD
+    assert len(edges) > 2 * (1 << 20) // record  # more pairs than one run holds
     assert edges.sequences == sequence_digest([f"s{k}" for k in range(300)],
                                               family(300, 24, seed=5, rate=0.3))
 
@@ -394,9 +402,9 @@ def test_merge_refuses_shards_of_other_tilings_or_sequences(tmp_path, cli, made)
     paths["c1"] = tmp_path / "c1.npz"
     assert cli("-q", "distance", "-i", made.other, "--backend", "cpu", "--max-distance", "0.3",
                "--shard", "1/2", "--edges", paths["c1"])[0] == 0
-    for given, message in ((["a0", "b1"], "shard 1 of 2, but"),
+    for shards, message in ((["a0", "b1"], "shard 1 of 2, but"),
                            (["a0", "c1"], "made from other sequences or settings")):
-        code, _, err = cli("merge", "-i", *[paths[k] for k in given], "--edges",
+        code, _, err = cli("merge", "-i", *[paths[k] for k in shards], "--edges",
                            tmp_path / "m.npz")
         assert code == 2
         one_line(err, message)
@@ -506,3 +514,49 @@ def test_merge_refuses_a_damaged_shard_or_a_pair_twice(tmp_path, cli, sharded):
     assert code == 2
     one_line(err, "overlap")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+# ---------------------------------------------------------------- TSV tables
+
+TEXTS = st.text(alphabet=st.sampled_from(list('ab\t"\n\r ,é0')), max_size=6)
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [-0.0, 0.0, 1e16, 1e-5, 5e-324, 100.0, 1e15, 0.1 + 0.2])
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(0, 12), data=st.data())
+def test_tsv_is_pandas_to_csv(tmp_path_factory, rows, data):
+    """write_tsv's own writer gives pandas' to_csv bytes: floats (NaN, -0.0, infinities,
+    exponents), integers (small and huge ranges), booleans, strings to be quoted, missing
+    strings, and any column count; other types go to pandas itself."""
+    kinds = data.draw(st.lists(st.sampled_from(["int", "wide", "u8", "float", "bool", "str",
+                                                "maybe", "int32"]), min_size=0, max_size=5))
+    columns = {}
+    for k, kind in enumerate(kinds):
+        values = {
+            "int": st.integers(-5, 300), "wide": st.integers(-2**62, 2**62),
+            "u8": st.integers(0, 255), "int32": st.integers(-2**31, 2**31 - 1),
+            "float": FLOATS, "bool": st.booleans(), "str": TEXTS,
+            "maybe": TEXTS | st.none(),
+        }[kind]
+        drawn = data.draw(st.lists(values, min_size=rows, max_size=rows))
+        dtype = {"u8": np.uint8, "int32": np.int32, "int": np.int64, "wide": np.int64,
+                 "float": np.float64, "bool": bool}.get(kind, object)
+        name = data.draw(st.sampled_from([f"c{k}", f'c"{k}', f"c\t{k}", f"c {k}"]))
+        columns[name] = np.array(drawn, dtype=dtype)
+    table = pd.DataFrame(columns)
+    path = tmp_path_factory.mktemp("tsv") / "t.tsv"
+    write_tsv(path, table)
+    reference = io.StringIO()
+    table.to_csv(reference, sep="\t", index=False)
+    assert path.read_bytes() == reference.getvalue().encode()
+
+
+def test_tsv_writes_a_large_table_in_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(tables, "ROWS", 7)
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"query": [f"s{k}" for k in range(100)],
+                          "id": 100.0 * rng.integers(50, 100, 100) / 100,
+                          "n": rng.integers(0, 10, 100)})
+    write_tsv(tmp_path / "t.tsv", table)
+    assert (tmp_path / "t.tsv").read_text() == table.to_csv(sep="\t", index=False)

@@ -36,7 +36,7 @@ def choices(command: str, option: str) -> tuple:
 
 
 def test_registry_names_are_the_stages_choices_and_the_config_enums():
-    assert scoring.names("distance") == ("seqdist",)
+    assert scoring.names("distance") == ("seqdist", "vsearch")
     assert scoring.names("filter") == ("seqdist", "vsearch")
     for stage in ("distance", "filter"):
         assert choices(stage, "--scoring") == scoring.names(stage)

@@ -17,6 +17,7 @@ import pytest
 from Bio import SeqIO
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import squareform
 
 import reference_affine
 from seqpairs import backends, scoring
@@ -26,9 +27,10 @@ from seqpairs.backends.common import AFFINE_COUNTS
 from seqpairs.backends.cpu.affine import aligner
 from seqpairs.backends.cpu.trace_affine import trace_pairs
 from seqpairs.cli import main
+from seqpairs.formats.distances import read_edges
 from seqpairs.formats.fasta import SequenceSet
 from seqpairs.pairs import filter as seqfilter
-from seqpairs.pairs.identity import IDDEFS
+from seqpairs.pairs.identity import IDDEFS, vsearch_percent
 from seqpairs.scoring import AffineScheme
 from seqpairs.scoring.alphabet import DNA
 from seqpairs.scoring.alphabet import encode_all as encode
@@ -398,16 +400,152 @@ def test_cli_table(tmp_path):
     assert (table["id"] >= 50).all() and (table["id"] == table["id2"]).all()
 
 
-def test_cli_refuses_an_edge_list(tmp_path, capsys):
+def test_cli_refuses_an_edge_list_of_another_scheme(tmp_path, capsys):
     fasta = write_fasta(tmp_path / "u.fasta", random_sequences(seed=7, n=10))
-    npz = str(tmp_path / "e.npz")
-    assert main(["-q", "distance", "-i", fasta, "--edges", npz]) == 0
-    capsys.readouterr()
-    assert main(["-q", "filter", "-i", fasta, "--distances", npz, "--scoring", "vsearch",
-                 "--identity", "0.97", "-o", str(tmp_path / "k.tsv")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
-    assert "leave out --distances" in err and not (tmp_path / "k.tsv").exists()
+    for made, used in (("seqdist", "vsearch"), ("vsearch", "seqdist")):
+        npz = str(tmp_path / f"{made}.npz")
+        assert main(["-q", "distance", "-i", fasta, "--edges", npz, "--scoring", made]) == 0
+        capsys.readouterr()
+        assert main(["-q", "filter", "-i", fasta, "--distances", npz, "--scoring", used,
+                     "--identity", "0.97", "-o", str(tmp_path / "k.tsv")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
+        assert f"made under --scoring {made}" in err and not (tmp_path / "k.tsv").exists()
+
+
+# ---------------------------------------------------------------- the distance stage
+
+
+def distance_edges(tmp_path, fasta, *options):
+    npz = tmp_path / "e.npz"
+    assert main(["-q", "distance", "-i", str(fasta), "--scoring", "vsearch", "--backend",
+                 "cpu", "--edges", str(npz), *map(str, options)]) == 0
+    return read_edges(npz)
+
+
+def traced(seqs, q, t):
+    """The traceback's counts and vsearch percent of each iddef for the pairs (q, t)."""
+    s = sequence_set(seqs)
+    al = CPU.trace_affine(s.codes, s.offsets, q, t, VSEARCH)
+    c = {name: al[name] for name in COUNTS}
+    percent = {k: vsearch_percent(k, c["matches"], c["mismatches"], c["columns"],
+                                  c["terminal_gaps"], c["openings"], al.la, al.lb)
+               for k in IDDEFS}
+    return al, percent
+
+
+@pytest.mark.parametrize("iddef", IDDEFS)
+def test_edge_list_holds_the_traced_counts(tmp_path, iddef):
+    """Every pair (no limit): the counts of the traceback of j (the earlier) against i,
+    and distance 1 - identity by iddef; the filter's table is the pairs reaching it."""
+    seqs = length_boundary_sequences()
+    edges = distance_edges(tmp_path, write_fasta(tmp_path / "u.fasta", seqs),
+                           "--iddef", iddef)
+    n = len(seqs)
+    assert len(edges) == n * (n - 1) // 2 and edges.scoring == "vsearch"
+    al, percent = traced(seqs, edges.j, edges.i)
+    for name in AFFINE_COUNTS:
+        want = al.score if name == "score" else al[name]
+        assert np.array_equal(edges.values[name], want), name
+    assert np.array_equal(edges.distance, 1.0 - percent[iddef] / 100.0)
+    table = seqfilter.filter_affine(sequence_set(seqs), VSEARCH, CPU, CPU, 0.9, iddef)
+    reach = percent[iddef] >= 90.0
+    assert len(table) == reach.sum() > 0
+    assert list(table["ids"]) == list(edges.matches[reach][np.lexsort((edges.i[reach],
+                                                                        edges.j[reach]))])
+
+
+@pytest.mark.parametrize("options, keeps", [
+    (("--max-distance", 0, "--candidate-identity", 0.9), lambda d, p: (d <= 0) | (p >= 90.0)),
+    (("--max-distance", 0.2), lambda d, p: d <= 0.2),
+    (("--max-distance", 0.05, "--candidate-identity", 0.8),
+     lambda d, p: (d <= 0.05) | (p >= 80.0)),
+])
+def test_edge_list_keeps_by_identity_or_distance(tmp_path, options, keeps):
+    seqs = random_sequences(seed=11, n=60)
+    every = distance_edges(tmp_path, write_fasta(tmp_path / "u.fasta", seqs))
+    _, percent = traced(seqs, every.j, every.i)
+    want = keeps(every.distance, percent[2])
+    assert 0 < want.sum() < len(every)
+    kept = distance_edges(tmp_path, tmp_path / "u.fasta", *options)
+    assert np.array_equal(kept.i, every.i[want]) and np.array_equal(kept.j, every.j[want])
+    for name in ("distance", *AFFINE_COUNTS):
+        assert np.array_equal(kept.values[name], every.values[name][want]), name
+
+
+@pytest.mark.parametrize("iddef", [2, 1])
+def test_filter_from_an_edge_list_equals_all_pairs(tmp_path, iddef):
+    """The filter keeps the same rows from distance's edge list as aligning every pair."""
+    seqs = length_boundary_sequences() + random_sequences(seed=12, n=40)
+    fasta = write_fasta(tmp_path / "u.fasta", seqs)
+    edges = distance_edges(tmp_path, fasta, "--max-distance", 0, "--candidate-identity", 0.9,
+                           "--iddef", iddef)
+    s = sequence_set(seqs)
+    every = seqfilter.filter_affine(s, VSEARCH, CPU, CPU, 0.9, iddef)
+    assert len(every) > 10
+    for block_pairs in (3, seqfilter.BLOCK_PAIRS):
+        pd.testing.assert_frame_equal(
+            seqfilter.filter_affine_edges(s, edges, 0.9, iddef, VSEARCH, CPU,
+                                          block_pairs=block_pairs), every)
+    out = tmp_path / "k.tsv"
+    assert main(["-q", "filter", "-i", fasta, "--distances", str(tmp_path / "e.npz"),
+                 "--scoring", "vsearch", "--identity", "0.9", "--iddef", str(iddef),
+                 "-o", str(out)]) == 0
+    assert len(pd.read_csv(out, sep="\t")) == len(every)
+
+
+def test_edge_list_too_loose_for_the_filter(tmp_path, capsys):
+    fasta = write_fasta(tmp_path / "u.fasta", random_sequences(seed=13, n=12))
+    distance_edges(tmp_path, fasta, "--max-distance", 0, "--candidate-identity", 0.95)
+    assert main(["-q", "filter", "-i", fasta, "--distances", str(tmp_path / "e.npz"),
+                 "--scoring", "vsearch", "--identity", "0.9", "-o",
+                 str(tmp_path / "k.tsv")]) == 2
+    assert "may lack pairs that reach 0.9" in capsys.readouterr().err
+
+
+def test_dense_outputs_and_shards_under_vsearch(tmp_path):
+    """The condensed matrix holds every pair's distance (the edge list's); shards merge
+    into the whole edge list's bytes; a spilled edge list is the same bytes."""
+    seqs = random_sequences(seed=14, n=40)
+    fasta = write_fasta(tmp_path / "u.fasta", seqs)
+    whole = distance_edges(tmp_path, fasta)
+    condensed = tmp_path / "c.npy"
+    assert main(["-q", "distance", "-i", fasta, "--scoring", "vsearch", "--backend", "cpu",
+                 "--condensed", str(condensed), "--mothur", str(tmp_path / "m.dist"),
+                 "--max-distance", "0.3"]) == 0
+    d = squareform(np.load(condensed))
+    assert np.array_equal(d[whole.i, whole.j], whole.distance)
+    mothur = pd.read_csv(tmp_path / "m.dist", sep=" ", header=None)
+    assert len(mothur) == (whole.distance <= 0.3).sum() > 0
+    shards = []
+    for k in range(3):
+        shards.append(tmp_path / f"s{k}.npz")
+        assert main(["-q", "distance", "-i", fasta, "--scoring", "vsearch", "--backend",
+                     "cpu", "--shard", f"{k}/3", "--edges", str(shards[-1])]) == 0
+    assert main(["-q", "merge", "-i", *map(str, shards), "--edges",
+                 str(tmp_path / "m.npz")]) == 0
+    assert (tmp_path / "m.npz").read_bytes() == (tmp_path / "e.npz").read_bytes()
+    assert main(["-q", "distance", "-i", fasta, "--scoring", "vsearch", "--backend", "cpu",
+                 "--edges", str(tmp_path / "spilled.npz"), "--memory", "1"]) == 0
+    assert (tmp_path / "spilled.npz").read_bytes() == (tmp_path / "e.npz").read_bytes()
+
+
+@needs_vsearch
+def test_c005_edge_list_is_vsearch_allpairs(tmp_path, shared_data):
+    """`seqpairs distance --scoring vsearch --candidate-identity 0.97` keeps vsearch's pairs
+    with the identity vsearch prints."""
+    seqs = c005_unique(shared_data, 250)
+    fasta = write_fasta(tmp_path / "c005.fasta", seqs)
+    edges = distance_edges(tmp_path, fasta, "--max-distance", 0, "--candidate-identity", 0.97)
+    theirs = vsearch_table(tmp_path, fasta, "--id", "0.97")
+    ids = np.asarray([f"s{k}" for k in range(len(seqs))])
+    ours = pd.DataFrame({"query": ids[edges.j], "target": ids[edges.i],
+                         "id": 100.0 * (1.0 - edges.distance), "raw": edges.score})
+    merged = ours.merge(theirs, on=["query", "target"], how="outer", suffixes=("", "_v"),
+                        indicator=True)
+    assert len(theirs) > 500 and (merged["_merge"] == "both").all(), vsearch_version()
+    assert (merged["raw"] == merged["raw_v"]).all()
+    assert (np.abs(merged["id"] - merged["id_v"].astype(float)) <= 0.05 + 1e-9).all()
 
 
 @pytest.mark.skipif(gpu_backend.available(), reason="a GPU is visible: --backend gpu runs")

@@ -103,6 +103,13 @@ TINY = {
             "filter": {"scoring": "vsearch"},
             "cluster": {"linkage": "greedy"},
         },
+        # the vsearch preset in both stages: the filter traces the edge list's pairs
+        "tiny.vsearch.edges": {
+            "samples": two_samples(),
+            "distance": {"scoring": "vsearch"},
+            "filter": {"scoring": "vsearch"},
+            "cluster": {"linkage": "greedy"},
+        },
         # an alpha amid those p-values: some kept pairs are not significant and must not
         # reach the clustering
         "tiny.psse.strict": {
@@ -482,6 +489,20 @@ def test_vsearch_filter_runs_no_distance_stage(run):
     rules = {rule for rule, dataset in dry_run_with(run, changed) if dataset == "tiny.vsearch"}
     # ... here tiny's, of the same samples and settings
     assert {"distance_shared", "cluster"} <= rules and not {"distance", "binning"} & rules
+
+
+def test_vsearch_filter_reads_a_vsearch_edge_list(run):
+    """distance.scoring vsearch: the filter keeps the same rows from the edge list as
+    aligning every pair itself (tiny.vsearch)."""
+    kept = {name: pd.read_csv(results(run, "filter", name) / "kept.tsv", sep="\t")
+            for name in ("tiny.vsearch", "tiny.vsearch.edges")}
+    pd.testing.assert_frame_equal(kept["tiny.vsearch"], kept["tiny.vsearch.edges"])
+    log = (run / "logs" / "filter" / "tiny.vsearch.edges" / "filter.log").read_text()
+    assert "in the edge list" in log
+    from seqpairs.formats.distances import read_edges
+
+    edges = read_edges(results(run, "distance", "tiny.vsearch.edges") / "edges.npz")
+    assert edges.scoring == "vsearch" and len(edges) >= len(kept["tiny.vsearch"])
 
 
 def test_datasets_of_the_same_inputs_share_one_distance_job(run):

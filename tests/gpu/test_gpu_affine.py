@@ -8,6 +8,7 @@ import pytest
 from seqpairs.backends import gpu
 from seqpairs.backends.cpu import affine as cpu_affine
 from seqpairs.backends.gpu import affine as gpu_affine
+from seqpairs.cli import main
 from seqpairs.scoring import AffineScheme
 from seqpairs.scoring.alphabet import DNA
 from seqpairs.scoring.alphabet import encode_all as encode
@@ -138,3 +139,21 @@ def test_counts_on_real_datasets(shared_data, name):
     rng = np.random.default_rng(33)
     pa, pb = random_pairs(rng, len(seqs), 600)
     compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"])
+
+
+@pytest.mark.parametrize("options", [(), ("--max-distance", "0.05", "--candidate-identity",
+                                          "0.9", "--iddef", "1")])
+def test_distance_stage_under_vsearch_cpu_equals_gpu(tmp_path, shared_data, options):
+    """`seqpairs distance --scoring vsearch`: the GPU's edge list and condensed matrix are
+    the CPU's bytes."""
+    seqs = list(dict.fromkeys(read_acgt(shared_data / "C005_454.fa.gz", 400)))
+    fasta = tmp_path / "u.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+    outputs = {}
+    for backend in ("cpu", "gpu"):
+        edges, condensed = tmp_path / f"{backend}.npz", tmp_path / f"{backend}.npy"
+        assert main(["-q", "distance", "-i", str(fasta), "--scoring", "vsearch", "--backend",
+                     backend, "--edges", str(edges), "--condensed", str(condensed),
+                     *options]) == 0
+        outputs[backend] = (edges.read_bytes(), condensed.read_bytes())
+    assert outputs["cpu"] == outputs["gpu"]

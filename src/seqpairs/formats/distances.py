@@ -4,12 +4,20 @@ Pair orientation everywhere: pair (i, j) has i > j and sequence i is A (rows), a
 
 - SeqDist text: line 1 N; with ids, N id lines; then N(N-1)/2 lines "%.8e" in the order
   (1,0), (2,0), (2,1), (3,0), ... (pair index k = i*(i-1)/2 + j).
-- Edge list (.npz, numpy reads it alone, no pickle): arrays `i`, `j` (int64), `cost`
-  (float64), `distance` (float64, cost/length) and the alignment's counts (int32, see
-  backends/common.py): `length` (SeqDist's), `matches`, `aligned`, `leading`; `ids`
-  (unicode); scalars `n`, `max_distance`, `candidate_identity` (NaN for none) and `iddef`.
-  It holds every pair with distance <= max_distance, and every pair whose identity bound
-  (identity.upper_bound for iddef) reaches candidate_identity; sorted by (i, j).
+- Edge list (.npz, numpy reads it alone, no pickle): arrays `i`, `j` (int64), `distance`
+  (float64) and the per-pair columns of its scoring scheme's family (LAYOUTS); `ids`
+  (unicode); scalars `n`, `max_distance`, `candidate_identity` (NaN for none), `iddef` and
+  `scoring` (the registered scheme's name; absent in edge lists made before it: seqdist).
+  SeqDist: `cost` (float64), distance = cost/length, and the alignment's counts (int32,
+  backends/common.py): `length` (SeqDist's), `matches`, `aligned`, `leading`; it holds
+  every pair with distance <= max_distance, and every pair whose identity bound
+  (identity.upper_bound for iddef) reaches candidate_identity.
+  Affine schemes: the AFFINE_COUNTS (int32: `score`, `matches`, `mismatches`, `openings`,
+  `columns`, `terminal_gaps`, `terminal_openings`) of the alignment of j (A: vsearch's
+  query, the earlier sequence) against i that the traceback with vsearch's tie rules takes,
+  and distance = 1 - identity by iddef (identity.vsearch_percent / 100, exact: no bound);
+  it holds every pair with distance <= max_distance or identity >= candidate_identity.
+  Sorted by (i, j).
   What it was made from: `sequences`, the SHA-256 (hex) of the sequences (sequence_digest:
   each id and its sequence, in file order); `shard` and `shards`, K and N of a `--shard K/N`
   edge list (0 and 1 for a whole one); `tiling`, for a shard the SHA-256 of the bins and
@@ -22,6 +30,7 @@ Pair orientation everywhere: pair (i, j) has i > j and sequence i is A (rows), a
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import zipfile
 import zlib
@@ -31,33 +40,72 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import scoring
+from ..backends.common import AFFINE_COUNTS
 from ..errors import UserError, cannot_read
 from .atomic import atomic_open, atomic_path
 
-# The per-pair columns of an edge list, in the order Edges takes them.
-PAIR_COLUMNS = ("i", "j", "cost", "length", "matches", "aligned", "leading")
-PAIR_TYPES = {"i": np.int64, "j": np.int64, "cost": np.float64, "length": np.int32,
-              "matches": np.int32, "aligned": np.int32, "leading": np.int32}
-# The members of an edge list; older ones lack those of ORIGIN.
+
+@dataclass(frozen=True)
+class Layout:
+    """The per-pair columns of an edge list under one scheme family, after i and j (name:
+    dtype, in file order), and how a pair's distance is made from them."""
+
+    columns: dict
+    distance_from: tuple[str, ...]  # the columns the distance is made from
+    distance: Callable[[dict], np.ndarray]  # of a dict holding those columns
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The pair members of the file: i, j, the columns and the distance."""
+        return ("i", "j", *self.columns, *(("distance",) if "distance" not in self.columns
+                                           else ()))
+
+    def dtype(self, name: str) -> np.dtype:
+        return np.dtype(PAIR_TYPES.get(name) or self.columns.get(name, np.float64))
+
+
+PAIR_TYPES = {"i": np.int64, "j": np.int64, "distance": np.float64}
+LAYOUTS = {
+    "seqdist": Layout({"cost": np.float64, "length": np.int32, "matches": np.int32,
+                       "aligned": np.int32, "leading": np.int32},
+                      ("cost", "length"), lambda v: v["cost"] / v["length"]),
+    # the distance needs the lengths and iddef: the engine stores it
+    "affine": Layout({"distance": np.float64, **dict.fromkeys(AFFINE_COUNTS, np.int32)},
+                     ("distance",), lambda v: v["distance"]),
+}
+# The members of every edge list; older ones lack those of ORIGIN, and SCORING.
 ORIGIN = ("sequences", "shard", "shards", "tiling")
-FIELDS = ("n", "ids", *PAIR_COLUMNS, "distance", "max_distance", "candidate_identity", "iddef",
+FIELDS = ("n", "ids", "i", "j", "distance", "max_distance", "candidate_identity", "iddef",
           *ORIGIN)
+SCORING = "scoring"
 # What np.load raises for a damaged zip or .npy member (CRC, truncation, bad headers).
 DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error,
            NotImplementedError)
 
 
+def layout_of(scoring_name: str, path=None) -> Layout:
+    """The Layout of edge lists made under the registered scheme `scoring_name` (or an
+    unregistered scheme of the family of that name)."""
+    entry = scoring.REGISTRY.get(scoring_name)
+    family = entry.family if entry else scoring_name  # scoring.name_of's unregistered ones
+    if family not in LAYOUTS:
+        raise UserError(f"{path}: made under scoring scheme {scoring_name!r}, which this "
+                        "seqpairs cannot read edge lists of" if path else
+                        f"no edge list under scoring scheme {scoring_name!r}")
+    return LAYOUTS[family]
+
+
 @dataclass
 class Edges:
+    """An edge list: `values` holds its layout's per-pair columns (also read as
+    attributes: edges.cost)."""
+
     n: int
     ids: np.ndarray
     i: np.ndarray
     j: np.ndarray
-    cost: np.ndarray
-    length: np.ndarray
-    matches: np.ndarray
-    aligned: np.ndarray
-    leading: np.ndarray
+    values: dict
     max_distance: float
     candidate_identity: float = float("nan")
     iddef: int = 2
@@ -65,17 +113,30 @@ class Edges:
     shard: int = 0
     shards: int = 1
     tiling: str = ""  # a shard's tiling_digest; "" for a whole edge list
+    scoring: str = "seqdist"  # the registered scheme it was made under
+
+    def __getattr__(self, name: str):
+        if name != "values" and name in self.__dict__.get("values", {}):
+            return self.values[name]
+        raise AttributeError(name)
+
+    @property
+    def layout(self) -> Layout:
+        return layout_of(self.scoring)
 
     @property
     def distance(self) -> np.ndarray:
-        return self.cost / self.length
+        return self.layout.distance(self.values)
 
     def __len__(self) -> int:
         return len(self.i)
 
-    def columns(self) -> tuple[np.ndarray, ...]:
-        """The per-pair arrays, in PAIR_COLUMNS order."""
-        return tuple(getattr(self, name) for name in PAIR_COLUMNS)
+    def empty(self) -> Edges:
+        """The same sequences and settings without pairs."""
+        layout = self.layout
+        return dataclasses.replace(
+            self, i=np.empty(0, np.int64), j=np.empty(0, np.int64),
+            values={name: np.empty(0, dtype) for name, dtype in layout.columns.items()})
 
 
 def sequence_digest(ids, seqs) -> str:
@@ -144,30 +205,32 @@ def _scalar(name, value, dtype):
 
 def write_edges(path, edges: Edges) -> None:
     """The edge list of `edges`, its pairs sorted here by (i, j)."""
+    layout = edges.layout
     order = np.lexsort((edges.j, edges.i))
-    columns = {name: np.asarray(getattr(edges, name), dtype=PAIR_TYPES[name])[order]
-               for name in PAIR_COLUMNS}
-    columns["distance"] = columns["cost"] / columns["length"]
+    columns = {name: np.asarray(values, dtype=layout.dtype(name))[order]
+               for name, values in (("i", edges.i), ("j", edges.j), *edges.values.items())}
+    columns["distance"] = layout.distance(columns)
     write_edge_stream(path, edges, len(order), lambda name: [columns[name]])
 
 
 def write_edge_stream(path, about: Edges, count: int,
                       chunks: Callable[[str], Iterable[np.ndarray]]) -> None:
     """The edge list of `about`'s sequences and settings whose `count` pairs come, sorted by
-    (i, j), from chunks(name) for each of PAIR_COLUMNS and "distance" (called once per
-    column): the bytes np.savez would write for the whole arrays."""
+    (i, j), from chunks(name) for each of its layout's members (called once per member):
+    the bytes np.savez would write for the whole arrays."""
+    layout = about.layout
     ids = np.asarray(about.ids, dtype=str)
     members = [_scalar("n", about.n, np.int64), ("ids", ids.dtype, ids.shape, [ids])]
-    for name in (*PAIR_COLUMNS, "distance"):
-        dtype = PAIR_TYPES.get(name, np.float64)
-        members.append((name, dtype, (count,), _lazy(chunks, name)))
+    for name in layout.members:
+        members.append((name, layout.dtype(name), (count,), _lazy(chunks, name)))
     members += [_scalar("max_distance", about.max_distance, np.float64),
                 _scalar("candidate_identity", about.candidate_identity, np.float64),
                 _scalar("iddef", about.iddef, np.int64),
                 _scalar("sequences", about.sequences, str),
                 _scalar("shard", about.shard, np.int64),
                 _scalar("shards", about.shards, np.int64),
-                _scalar("tiling", about.tiling, str)]
+                _scalar("tiling", about.tiling, str),
+                _scalar(SCORING, about.scoring, str)]
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         write_npz(fh, members)
 
@@ -192,6 +255,14 @@ def _open_checked(path) -> np.lib.npyio.NpzFile:
     except DAMAGED as exc:
         raise _damaged(path, exc) from None
     missing = [name for name in FIELDS if name not in z.files]
+    if not missing:
+        try:
+            scoring_name = str(z[SCORING]) if SCORING in z.files else "seqdist"
+        except DAMAGED as exc:
+            z.close()
+            raise _damaged(path, exc) from None
+        missing = [name for name in layout_of(scoring_name, path).members
+                   if name not in z.files]
     if missing:
         z.close()
     if missing == list(ORIGIN):
@@ -211,24 +282,26 @@ def read_edges(path) -> Edges:
     """An edge list, checked whole: a damaged or foreign file is one UserError line."""
     with _open_checked(path) as z:
         try:
-            a = {name: z[name] for name in FIELDS}
+            a = {name: z[name] for name in z.files}
         except DAMAGED as exc:
             raise _damaged(path, exc) from None
     about = _about(path, a)
+    layout = about.layout
     count = len(a["i"]) if a["i"].ndim == 1 else -1
-    for name in PAIR_COLUMNS:
-        if a[name].dtype != PAIR_TYPES[name] or a[name].shape != (count,):
+    for name in layout.members:
+        if a[name].dtype != layout.dtype(name) or a[name].shape != (count,):
             raise _damaged(path, f"column {name} is not {count} values of "
-                                 f"{np.dtype(PAIR_TYPES[name])}")
+                                 f"{layout.dtype(name)}")
     check_pairs(path, a["i"], a["j"], about.n)
-    for name in PAIR_COLUMNS:
-        setattr(about, name, a[name])
+    about.i, about.j = a["i"], a["j"]
+    about.values = {name: a[name] for name in layout.columns}
     return about
 
 
 def _about(path, a: dict) -> Edges:
     """An edge list's sequences and settings (no pairs) from its small members, checked."""
-    for name in ("n", "max_distance", "candidate_identity", "iddef", *ORIGIN):
+    a = {SCORING: np.asarray("seqdist"), **a}  # edge lists made before it: SeqDist's
+    for name in ("n", "max_distance", "candidate_identity", "iddef", *ORIGIN, SCORING):
         if a[name].shape != ():
             raise _damaged(path, f"{name} is not a single value")
     if a["ids"].ndim != 1 or a["ids"].dtype.kind != "U":
@@ -239,11 +312,11 @@ def _about(path, a: dict) -> Edges:
     shard, shards = int(a["shard"]), int(a["shards"])
     if not 0 <= shard < shards:
         raise _damaged(path, f"shard {shard} of {shards}")
-    return Edges(n, a["ids"], *[np.empty(0, PAIR_TYPES[name]) for name in PAIR_COLUMNS],
-                 max_distance=float(a["max_distance"]),
+    layout_of(str(a[SCORING]), path)
+    return Edges(n, a["ids"], None, None, {}, max_distance=float(a["max_distance"]),
                  candidate_identity=float(a["candidate_identity"]), iddef=int(a["iddef"]),
                  sequences=str(a["sequences"]), shard=shard, shards=shards,
-                 tiling=str(a["tiling"]))
+                 tiling=str(a["tiling"]), scoring=str(a[SCORING])).empty()
 
 
 def check_pairs(path, i, j, n: int, first: int = 0, before: int = -1) -> int:
@@ -269,14 +342,16 @@ def edge_list_about(path) -> tuple[Edges, int]:
         try:
             about = _about(path, {name: z[name] for name in ("n", "ids", "max_distance",
                                                               "candidate_identity", "iddef",
-                                                              *ORIGIN)})
+                                                              *ORIGIN, SCORING)
+                                  if name in z.files})
+            layout = about.layout
             counts = set()
-            for name in PAIR_COLUMNS:
+            for name in layout.members:
                 with z.zip.open(f"{name}.npy") as member:
                     shape, dtype = _npy_header(member)
-                if dtype != PAIR_TYPES[name] or len(shape) != 1:
+                if dtype != layout.dtype(name) or len(shape) != 1:
                     raise _damaged(path, f"column {name} is not values of "
-                                         f"{np.dtype(PAIR_TYPES[name])}")
+                                         f"{layout.dtype(name)}")
                 counts.add(shape[0])
         except DAMAGED as exc:
             raise _damaged(path, exc) from None
@@ -320,7 +395,7 @@ def merged_about(parts: list[Edges], names) -> Edges:
     first = parts[0]
     for part, name in zip(parts[1:], names[1:]):
         same = (part.n == first.n and np.array_equal(part.ids, first.ids)
-                and part.sequences == first.sequences
+                and part.sequences == first.sequences and part.scoring == first.scoring
                 and part.max_distance == first.max_distance and part.iddef == first.iddef
                 and np.array_equal(part.candidate_identity, first.candidate_identity,
                                    equal_nan=True))
@@ -340,9 +415,7 @@ def merged_about(parts: list[Edges], names) -> Edges:
     if missing:
         raise UserError(f"the edge lists to merge lack shard{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(map(str, missing))} of {first.shards}")
-    return Edges(first.n, first.ids, *first.columns(), max_distance=first.max_distance,
-                 candidate_identity=first.candidate_identity, iddef=first.iddef,
-                 sequences=first.sequences)
+    return dataclasses.replace(first, shard=0, shards=1, tiling="")
 
 
 def write_seqdist_text(path, distances: np.ndarray, ids=None) -> None:

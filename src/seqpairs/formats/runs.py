@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import UserError
 from .atomic import RUNS_SUFFIX, remove_stale, temporary_name
 from .distances import (
+    Layout,
     check_pairs,
     edge_list_about,
     edge_list_column,
@@ -34,68 +35,77 @@ from .distances import (
     write_edge_stream,
 )
 
-# A run's columns, in file order.
-COLUMNS = {"key": np.dtype(np.int64), "cost": np.dtype(np.float64),
-           "length": np.dtype(np.int32), "matches": np.dtype(np.int32),
-           "aligned": np.dtype(np.int32), "leading": np.dtype(np.int32)}
-RECORD = sum(dtype.itemsize for dtype in COLUMNS.values())  # bytes of one pair
-# Bytes a buffered pair needs while its run is sorted: itself, its sort index and one
-# column's reordered copy.
-SORT_BYTES = RECORD + 16
+KEY = np.dtype(np.int64)
+# Bytes a buffered pair needs while its run is sorted, beyond its record: its sort index
+# and one column's reordered copy.
+SORT_OVERHEAD = 16
 MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
+
+
+def run_columns(layout: Layout) -> dict[str, np.dtype]:
+    """A run's columns, in file order: the pair index and the layout's columns."""
+    return {"key": KEY, **{name: np.dtype(dtype) for name, dtype in layout.columns.items()}}
+
+
+def record_bytes(columns: dict[str, np.dtype]) -> int:
+    """Bytes of one pair's record."""
+    return sum(dtype.itemsize for dtype in columns.values())
 
 
 @dataclass
 class MemoryRun:
     """A sorted run held in memory (the pairs of a run that fits the budget)."""
 
-    columns: dict[str, np.ndarray]
+    values: dict[str, np.ndarray]
+    columns: dict[str, np.dtype]
 
     @property
     def count(self) -> int:
-        return len(self.columns["key"])
+        return len(self.values["key"])
 
     def read(self, name: str, start: int, stop: int) -> np.ndarray:
-        return self.columns[name][start:stop]
+        return self.values[name][start:stop]
 
 
 @dataclass
 class FileRun:
-    """A sorted run on disk: its columns one after another, `count` values each."""
+    """A sorted run on disk: its `columns` one after another, `count` values each."""
 
     path: Path
     count: int
+    columns: dict[str, np.dtype]
 
     def read(self, name: str, start: int, stop: int) -> np.ndarray:
         offset = 0
-        for column, dtype in COLUMNS.items():
+        for column, dtype in self.columns.items():
             if column == name:
                 break
             offset += self.count * dtype.itemsize
-        dtype = COLUMNS[name]
+        dtype = self.columns[name]
         return np.fromfile(self.path, dtype, count=stop - start,
                            offset=offset + start * dtype.itemsize)
 
 
-def write_run(path: Path, count: int, chunks) -> FileRun:
-    """A FileRun of `count` records from chunks (dicts of every column, in key order)."""
+def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
+    """A FileRun of `count` records from chunks (dicts of every one of `columns`, in key
+    order)."""
     starts, offset = {}, 0
-    for name, dtype in COLUMNS.items():
+    for name, dtype in columns.items():
         starts[name] = offset
         offset += count * dtype.itemsize
     written = 0
     with open(path, "wb") as fh:
         for chunk in chunks:
             size = len(chunk["key"])
-            for name, dtype in COLUMNS.items():
+            for name, dtype in columns.items():
                 fh.seek(starts[name] + written * dtype.itemsize)
                 # file.write, unlike ndarray.tofile, keeps the errno of a full disk
                 fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype=dtype)).cast("B"))
             written += size
     if written != count:
         raise RuntimeError(f"{path}: {written} records written, {count} expected")
-    return FileRun(path, count)
+    return FileRun(path, count, columns)
 
 
 class Cursor:
@@ -131,17 +141,18 @@ class Cursor:
         return part
 
 
-def window_for(runs: list, names, budget: int) -> int:
-    """Records per run and window so that a merge of `runs` stays within `budget` bytes:
-    every window, their concatenation, its sort index and the reordered chunk."""
-    width = sum(COLUMNS[name].itemsize for name in names)
+def window_for(runs: list, width: int, budget: int) -> int:
+    """Records per run and window so that a merge of `runs` (records of `width` bytes)
+    stays within `budget` bytes: every window, their concatenation, its sort index and
+    the reordered chunk."""
     return budget // (max(len(runs), 1) * (3 * width + 8))
 
 
 def merged(runs: list, names, budget: int):
     """The records of `runs` in key order, as chunks: dicts of "key" and `names`."""
     names = ["key", *(name for name in names if name != "key")]
-    window = max(window_for(runs, names, budget), MIN_WINDOW)
+    width = sum(run.columns[name].itemsize for run in runs[:1] for name in names)
+    window = max(window_for(runs, width, budget), MIN_WINDOW)
     cursors = [Cursor(run, names, window) for run in runs if run.count]
     while cursors:
         frontier = min(cursor.last_key for cursor in cursors)
@@ -199,39 +210,43 @@ class Scratch:
         return UserError(f"{self.folder}: cannot write the sorted runs of {self.name} "
                          f"({exc.strerror or exc})")
 
-    def write_run(self, count: int, chunks) -> FileRun:
+    def write_run(self, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
         """write_run into a new file here."""
         path = self.path()
         try:
-            return write_run(path, count, chunks)
+            return write_run(path, count, chunks, columns)
         except OSError as exc:
             raise self.error(exc) from None
 
 
-def fewer_runs(runs: list, budget: int, scratch: Scratch) -> list:
+def fewer_runs(runs: list, budget: int, scratch: Scratch,
+               columns: dict[str, np.dtype]) -> list:
     """No more runs than a merge can read in windows of MIN_WINDOW records within the
     budget: merge passes of groups of runs into one each, as long as needed."""
-    fan_in = max(2, budget // (MIN_WINDOW * (3 * RECORD + 8)))
+    fan_in = max(2, budget // (MIN_WINDOW * (3 * record_bytes(columns) + 8)))
     while len(runs) > fan_in:
         groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
         runs = []
         for group in groups:
             runs.append(scratch.write_run(sum(run.count for run in group),
-                                          merged(group, COLUMNS, budget)))
+                                          merged(group, columns, budget), columns))
             for run in group:
                 run.path.unlink()
     return runs
 
 
 class Spill:
-    """Kept pairs within a memory budget (bytes), spilled as sorted runs into a Scratch
-    folder in `folder` (named after the output `name`), removed by close()."""
+    """Kept pairs (their `layout`'s columns) within a memory budget (bytes), spilled as
+    sorted runs into a Scratch folder in `folder` (named after the output `name`), removed
+    by close()."""
 
-    def __init__(self, budget: int, folder, name: str):
-        self.budget = budget
-        self.capacity = max(budget // SORT_BYTES, MIN_WINDOW)
+    def __init__(self, budget: int, folder, name: str, layout: Layout):
+        self.budget, self.layout = budget, layout
+        self.columns = run_columns(layout)
+        self.record = record_bytes(self.columns)
+        self.capacity = max(budget // (self.record + SORT_OVERHEAD), MIN_WINDOW)
         self.scratch = Scratch(folder, name)
-        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
+        self.buffer = self._empty_buffer()
         self.filled = 0
         self.runs: list = []
         self.count = 0  # pairs taken
@@ -246,17 +261,19 @@ class Spill:
     def close(self) -> None:
         self.scratch.close()
 
-    def add(self, i, j, cost, length, matches, aligned, leading) -> None:
-        """One batch of kept pairs (PAIR_COLUMNS), any order."""
-        self.add_records({"key": pair_index(i, j), "cost": cost, "length": length,
-                          "matches": matches, "aligned": aligned, "leading": leading})
+    def _empty_buffer(self) -> dict[str, np.ndarray]:
+        return {column: np.empty(self.capacity, dtype) for column, dtype in self.columns.items()}
+
+    def add(self, i, j, *values) -> None:
+        """One batch of kept pairs, any order: their layout's columns in order."""
+        self.add_records({"key": pair_index(i, j), **dict(zip(self.layout.columns, values))})
 
     def add_records(self, records: dict[str, np.ndarray]) -> None:
-        """Records given as run columns (COLUMNS), any order."""
+        """Records given as run columns (self.columns), any order."""
         total, done = len(records["key"]), 0
         while done < total:
             take = min(total - done, self.capacity - self.filled)
-            for name in COLUMNS:
+            for name in self.columns:
                 self.buffer[name][self.filled:self.filled + take] = records[name][done:done + take]
             self.filled += take
             done += take
@@ -268,7 +285,7 @@ class Spill:
         """The buffer's records in key order (the buffer is given up)."""
         order = np.argsort(self.buffer["key"][:self.filled])
         columns = {}
-        for name in COLUMNS:  # one reordered copy at a time
+        for name in self.columns:  # one reordered copy at a time
             columns[name] = self.buffer[name][:self.filled][order]
             self.buffer[name] = None
         self.buffer = None
@@ -279,9 +296,9 @@ class Spill:
         if not self.filled:
             return
         columns = self._sorted_buffer()
-        self.runs.append(self.scratch.write_run(len(columns["key"]), [columns]))
+        self.runs.append(self.scratch.write_run(len(columns["key"]), [columns], self.columns))
         del columns
-        self.buffer = {column: np.empty(self.capacity, dtype) for column, dtype in COLUMNS.items()}
+        self.buffer = self._empty_buffer()
 
     def finish(self) -> list:
         """The sorted runs of every pair taken (one in memory when they fit the budget),
@@ -289,11 +306,11 @@ class Spill:
         if self.finished is not None:
             return self.finished
         if not self.runs:
-            self.finished = [MemoryRun(self._sorted_buffer())]
+            self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
             return self.finished
         self._write_run()
         self.buffer = None
-        self.finished = fewer_runs(self.runs, self.budget, self.scratch)
+        self.finished = fewer_runs(self.runs, self.budget, self.scratch, self.columns)
         return self.finished
 
     def pieces(self, records: int):
@@ -301,7 +318,7 @@ class Spill:
         for run in self.finish():
             for start in range(0, run.count, records):
                 stop = min(start + records, run.count)
-                yield {name: run.read(name, start, stop) for name in COLUMNS}
+                yield {name: run.read(name, start, stop) for name in self.columns}
 
 
 def pieces(runs: list, names, budget: int):
@@ -312,37 +329,39 @@ def pieces(runs: list, names, budget: int):
             yield {name: values[start:start + STEP] for name, values in chunk.items()}
 
 
-def edge_columns(runs: list, budget: int):
-    """chunks(name) of the runs' pairs in (i, j) order for each edge list column
-    (formats.distances.write_edge_stream)."""
-    needs = {"i": [], "j": [], "distance": ["cost", "length"]}
+def edge_columns(runs: list, budget: int, layout: Layout):
+    """chunks(name) of the runs' pairs in (i, j) order for each edge list member of
+    `layout` (formats.distances.write_edge_stream)."""
+    needs = {"i": [], "j": [], "distance": list(layout.distance_from)}
 
     def chunks(name):
         for piece in pieces(runs, needs.get(name, [name]), budget):
             if name in ("i", "j"):
                 yield pair_from_index(piece["key"])[name == "j"]
             elif name == "distance":
-                yield piece["cost"] / piece["length"]
+                yield layout.distance(piece)
             else:
                 yield piece[name]
 
     return chunks
 
 
-def pair_chunks(runs: list, budget: int):
+def pair_chunks(runs: list, budget: int, layout: Layout):
     """(i, j, distance) of the runs' pairs in (i, j) order, chunk by chunk
     (formats.interop.write_mothur_column)."""
-    for piece in pieces(runs, ["cost", "length"], budget):
-        yield (*pair_from_index(piece["key"]), piece["cost"] / piece["length"])
+    for piece in pieces(runs, list(layout.distance_from), budget):
+        yield (*pair_from_index(piece["key"]), layout.distance(piece))
 
 
-def edge_list_run(path, count: int, n: int, scratch: Scratch) -> FileRun:
+def edge_list_run(path, count: int, n: int, scratch: Scratch,
+                  columns: dict[str, np.dtype]) -> FileRun:
     """An edge list's pairs (sorted by (i, j): a sorted run already) copied into a run
-    file column by column, checked as they are read (formats.distances.edge_list_column)."""
+    file of `columns` column by column, checked as they are read
+    (formats.distances.edge_list_column)."""
     run = scratch.path()
     try:
         with open(run, "wb") as fh:
-            for name in COLUMNS:
+            for name in columns:
                 if name == "key":
                     last = -1
                     for k, (i, j) in enumerate(zip(edge_list_column(path, "i", STEP),
@@ -354,7 +373,7 @@ def edge_list_run(path, count: int, n: int, scratch: Scratch) -> FileRun:
                         fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
     except OSError as exc:
         raise scratch.error(exc) from None
-    return FileRun(run, count)
+    return FileRun(run, count, columns)
 
 
 def merge_edge_lists(paths: list, out, budget: int) -> int:
@@ -363,10 +382,11 @@ def merge_edge_lists(paths: list, out, budget: int) -> int:
     the runs are merged as the edge list is written. Returns the number of pairs."""
     parts = [edge_list_about(path) for path in paths]
     about = merged_about([part for part, _ in parts], [str(path) for path in paths])
+    columns = run_columns(about.layout)
     with Scratch(Path(out).parent, Path(out).name) as scratch:
-        runs = [edge_list_run(path, count, about.n, scratch)
+        runs = [edge_list_run(path, count, about.n, scratch, columns)
                 for path, (_, count) in zip(paths, parts)]
-        runs = fewer_runs(runs, budget, scratch)
+        runs = fewer_runs(runs, budget, scratch, columns)
         last = -1
         for chunk in merged(runs, [], budget):
             keys = chunk["key"]
@@ -374,5 +394,5 @@ def merge_edge_lists(paths: list, out, budget: int) -> int:
                 raise UserError("the edge lists to merge overlap (a pair in two shards)")
             last = int(keys[-1])
         count = sum(count for _, count in parts)
-        write_edge_stream(out, about, count, edge_columns(runs, budget))
+        write_edge_stream(out, about, count, edge_columns(runs, budget, about.layout))
     return count

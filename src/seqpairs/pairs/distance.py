@@ -1,15 +1,18 @@
-"""All-pairs SeqDist distances (the distance stage's engine): the tiles' pairs through a
-backend's SeqDist kernels, keeping the pairs a filter asks for and, on request, every
-distance. Pairs are built, aligned, filtered and compacted in the backend's own arrays (on
-the GPU for the GPU backend); only the kept pairs (and dense distances) reach the host.
+"""All-pairs distances (the distance stage's engine): the tiles' pairs through a backend's
+kernels for the scheme's family (PASSES; SeqDist: seqdist with its screen and pruning;
+affine: affine_counts), keeping the pairs a filter asks for and, on request, every
+distance. Pairs are built, aligned, filtered and compacted in the backend's own arrays
+(on the GPU for the GPU backend); only the kept pairs (and dense distances) reach the host.
 
-When max_distance drops pairs and no dense output is asked for, the pairs go through the
-backend's exact pruning (pairs/prune.py, docs/pruning.md: a q-gram counting filter and
-banded alignments with a certificate) where the backend has its kernels. The pairs left
-(all of them without pruning) go, on a backend with a screen (the GPU), first through
-the screen, and only the pairs whose distance passes or whose screen_bound reaches
-candidate_identity are aligned again in full. Either way the exact filter runs on exact
-values, so the edge list is the same as one full pass (`prune=False`).
+Under SeqDist, when max_distance drops pairs and no dense output is asked for, the pairs
+go through the backend's exact pruning (pairs/prune.py, docs/pruning.md: a q-gram
+counting filter and banded alignments with a certificate) where the backend has its
+kernels. The pairs left (all of them without pruning) go, on a backend with a screen (the
+GPU), first through the screen, and only the pairs whose distance passes or whose
+screen_bound reaches candidate_identity are aligned again in full. Either way the exact
+filter runs on exact values, so the edge list is the same as one full pass
+(`prune=False`). Under an affine scheme every pair is aligned once: its counts give its
+identity exactly.
 
 The kept pairs are returned as an Edges, or handed batch by batch to a `kept` function
 (formats.runs.Spill.add: bounded memory for any number of kept pairs).
@@ -21,10 +24,12 @@ import math
 
 import numpy as np
 
+from .. import scoring
+from ..backends.common import AFFINE_COUNTS
 from ..formats.distances import Edges, pair_index, sequence_digest
 from ..progress import Progress
 from . import tiling
-from .identity import screen_bound, upper_bound
+from .identity import screen_bound, upper_bound, vsearch_percent
 from .prune import Pruner
 
 log = logging.getLogger("seqpairs.distance")
@@ -81,56 +86,127 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
     return backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
 
 
+class SeqDistPass:
+    """One step of compute() under a SeqDistScheme: pairs (i, j) -> the kept ones with
+    their SeqDist columns (cost, length, matches, aligned, leading), every pair's distance
+    written to `dense_out` when given."""
+
+    def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
+                 iddef, dense_out, prune):
+        self.xp, self.to_host, self.dense_out = backend.xp, backend.to_host, dense_out
+        self.max_distance, self.candidate_identity, self.iddef = (max_distance,
+                                                                 candidate_identity, iddef)
+        self.lengths = backend.xp.asarray(seqs.lengths)
+        self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
+        self.screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef,
+                               threads)
+        if max_distance == -math.inf and candidate_identity is None:  # dense only
+            self.screen = None  # a distance needs only the cost and length
+            if backend.seqdist_screen is not None:
+                self.align = backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
+        self.pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef,
+                             threads, dense_out is not None, prune, self.exact)
+
+    def selected(self, i, j, cost, counts, bound_of):
+        """The pairs the filter keeps by their distance or their identity bound."""
+        keep = cost / counts[0] <= self.max_distance
+        if self.candidate_identity is not None:
+            keep |= (bound_of(self.iddef, self.lengths[i], self.lengths[j], *counts)
+                     >= self.candidate_identity)
+        return keep
+
+    def exact(self, i, j):
+        """(positions of the pairs that may be kept, their full kernel's values): with a
+        screen, only the pairs whose screened distance or bound passes are aligned."""
+        if self.screen is None:
+            return self.xp.arange(len(i)), *self.align(i, j)
+        cost, *counts = self.screen(i, j)
+        self.write_dense(i, j, cost / counts[0])
+        may_keep = self.xp.nonzero(self.selected(i, j, cost, counts, screen_bound))[0]
+        return may_keep, *self.align(i[may_keep], j[may_keep])
+
+    def write_dense(self, i, j, distance) -> None:
+        if self.dense_out is not None:
+            to_host = self.to_host
+            self.dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
+
+    def __call__(self, i, j):
+        may_keep, cost, *counts = (self.exact if self.pruned is None else self.pruned)(i, j)
+        i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
+        if self.screen is None:
+            self.write_dense(i, j, cost / counts[0])
+        keep = self.selected(i, j, cost, counts, upper_bound)
+        return tuple(a[keep] for a in (i, j, cost, *counts))
+
+    def summary(self) -> str | None:
+        return None if self.pruned is None else f"pruning: {self.pruned.summary()}"
+
+
+class AffinePass:
+    """One step of compute() under an AffineScheme: pairs (i, j) -> the kept ones with
+    distance = 1 - identity by iddef (vsearch_percent's, exact) and the AFFINE_COUNTS of
+    the alignment of j (A, the earlier sequence: vsearch's query) against i."""
+
+    def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
+                 iddef, dense_out, prune):
+        self.to_host, self.dense_out = backend.to_host, dense_out
+        self.max_distance, self.candidate_identity, self.iddef = (max_distance,
+                                                                 candidate_identity, iddef)
+        self.lengths = backend.xp.asarray(seqs.lengths)
+        self.count = backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads)
+
+    def __call__(self, i, j):
+        counts = self.count(j, i)
+        c = dict(zip(AFFINE_COUNTS, counts))
+        percent = vsearch_percent(self.iddef, c["matches"], c["mismatches"], c["columns"],
+                                  c["terminal_gaps"], c["openings"], self.lengths[j],
+                                  self.lengths[i])
+        distance = 1.0 - percent / 100.0
+        if self.dense_out is not None:
+            to_host = self.to_host
+            self.dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
+        keep = distance <= self.max_distance
+        if self.candidate_identity is not None:
+            keep |= percent >= 100.0 * self.candidate_identity
+        return tuple(a[keep] for a in (i, j, distance, *counts))
+
+    def summary(self) -> None:
+        return None
+
+
+# The engine of each scheme family (a step from pairs to kept pairs, in LAYOUTS' columns).
+PASSES = {"seqdist": SeqDistPass, "affine": AffinePass}
+
+
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
             candidate_identity=None, iddef=2, dense=False, kept=None, prune=True,
             edges=True, work=None, eta=True):
-    """Distances of every pair in `tiles` under a SeqDistScheme on `backend`.
+    """Distances of every pair in `tiles` under `scheme` (a SeqDistScheme or an
+    AffineScheme: PASSES) on `backend`.
 
-    Returns (edges, dense): the pairs with distance <= max_distance or whose identity bound
-    (iddef) reaches candidate_identity, and with `dense` every pair's distance in SeqDist
-    pair order (NaN for the pairs not in `tiles`), else None. With `kept`, a function, the
-    kept pairs go to kept(i, j, cost, length, matches, aligned, leading) batch by batch
-    instead, in no particular order, and edges is None. `prune=False` aligns every pair in
-    full (the same edge list). `edges=False` (dense only) keeps no pair: every pair goes
-    through the backend's screen alone where it has one (a distance needs only the cost
-    and length), and edges is None. `work`: the tiles this worker computes, as lists of
-    positions in `tiles` (an executor's share; default: every tile). Its progress counts
-    its cells against all of `tiles`'; eta=False (one of several workers): without a
-    time left.
+    Returns (edges, dense): the kept pairs, and with `dense` every pair's distance in
+    SeqDist pair order (NaN for the pairs not in `tiles`), else None. SeqDist keeps the
+    pairs with distance <= max_distance or whose identity bound (iddef) reaches
+    candidate_identity; an affine scheme those with distance (1 - identity by iddef)
+    <= max_distance or identity >= candidate_identity. With `kept`, a function, the kept
+    pairs go to kept(i, j, *columns) (their layout's, formats.distances.LAYOUTS) batch by
+    batch instead, in no particular order, and edges is None. `prune=False` aligns every
+    pair in full (the same edge list). `edges=False` (dense only) keeps no pair (SeqDist:
+    every pair goes through the backend's screen alone where it has one), and edges is
+    None. `work`: the tiles this worker computes, as lists of positions in `tiles` (an
+    executor's share; default: every tile). Its progress counts its cells against all of
+    `tiles`'; eta=False (one of several workers): without a time left.
     """
     xp, to_host = backend.xp, backend.to_host
-    align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
-    screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads)
     if not edges:
         if not dense:
             raise ValueError("compute: neither edges nor dense distances asked for")
-        max_distance, candidate_identity, screen = -math.inf, None, None  # keeps no pair
-        if backend.seqdist_screen is not None:
-            align = backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
+        max_distance, candidate_identity = -math.inf, None  # keeps no pair
     members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
     lengths = xp.asarray(seqs.lengths)
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
-
-    def selected(i, j, cost, counts, bound_of):
-        """The pairs the filter keeps by their distance or their identity bound."""
-        keep = cost / counts[0] <= max_distance
-        if candidate_identity is not None:
-            keep |= bound_of(iddef, lengths[i], lengths[j], *counts) >= candidate_identity
-        return keep
-
-    def exact(i, j):
-        """(positions of the pairs that may be kept, their full kernel's values): with a
-        screen, only the pairs whose screened distance or bound passes are aligned."""
-        if screen is None:
-            return xp.arange(len(i)), *align(i, j)
-        cost, *counts = screen(i, j)
-        if dense_out is not None:
-            dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
-        may_keep = xp.nonzero(selected(i, j, cost, counts, screen_bound))[0]
-        return may_keep, *align(i[may_keep], j[may_keep])
-
-    pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads,
-                    dense, prune, exact)
+    step = PASSES[scheme.family](backend, seqs, scheme, threads, max_distance,
+                                 candidate_identity, iddef, dense_out, prune)
     batches_kept, count, pairs_done, cells_done = [], 0, 0, 0.0
     log.info("%s backend: %d pairs in %d tiles", backend.name, int(tiles["pairs"].sum()),
              len(tiles))
@@ -144,13 +220,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         all_j = xp.concatenate([p[1] for p in pairs])
         cells = to_host(lengths[all_i] * lengths[all_j])
         for start, stop in steps(cells, backend.cells_per_call):  # progress as it goes
-            i, j = all_i[start:stop], all_j[start:stop]
-            may_keep, cost, *counts = (exact if pruned is None else pruned)(i, j)
-            i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
-            if dense_out is not None and screen is None:
-                dense_out[pair_index(to_host(i), to_host(j))] = to_host(cost / counts[0])
-            keep = selected(i, j, cost, counts, upper_bound)
-            on_device = tuple(a[keep] for a in (i, j, cost, *counts))
+            on_device = step(all_i[start:stop], all_j[start:stop])
             count += len(on_device[0])
             if kept is None:
                 batches_kept.append(tuple(to_host(a) for a in on_device))
@@ -163,16 +233,19 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
              count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
-    if pruned is not None:
-        log.info("pruning: %s", pruned.summary())
+    if step.summary():
+        log.info("%s", step.summary())
     if kept is not None or not edges:
         return None, dense_out
-    cols = ([np.concatenate(c) for c in zip(*batches_kept)] if batches_kept else  # no tiles
-            [np.empty(0, np.int64)] * 2 + [np.empty(0)] + [np.empty(0, np.int32)] * 4)
-    edges = Edges(seqs.n, np.asarray(seqs.ids), *cols, max_distance=max_distance,
-                  candidate_identity=math.nan if candidate_identity is None else candidate_identity,
-                  iddef=iddef, sequences=sequence_digest(seqs.ids, seqs.seqs))
-    return edges, dense_out
+    about = Edges(seqs.n, np.asarray(seqs.ids), None, None, {}, max_distance=max_distance,
+                  candidate_identity=(math.nan if candidate_identity is None
+                                      else candidate_identity),
+                  iddef=iddef, sequences=sequence_digest(seqs.ids, seqs.seqs),
+                  scoring=scoring.name_of(scheme)).empty()
+    if batches_kept:
+        i, j, *values = (np.concatenate(c) for c in zip(*batches_kept))
+        about.i, about.j, about.values = i, j, dict(zip(about.values, values))
+    return about, dense_out
 
 
 def candidate_edges(seqs, threshold: float, iddef: int, *, backend, scheme,

@@ -45,8 +45,9 @@ and lengths) or a short sequence inside a long one (iddef 3: 1 - 2 / longer); an
 matches (iddef 0) go with any score when mismatches and gaps come with them. For iddef 1
 and 4 (matches / columns) a pair is skipped when 100.0 * min(ql, tl) / max(ql, tl) <
 100.0 * T, which is safe: matches <= the shorter length, columns >= the longer one, and
-vsearch's rounded division is monotone. An edge list (--distances) holds SeqDist's
-candidates and is refused.
+vsearch's rounded division is monotone. An edge list (--distances) made under the same
+scheme (`seqpairs distance --scoring vsearch`) holds each pair's counts, the same as
+affine_counts': its pairs that reach the threshold are traced, no pair is aligned again.
 """
 from __future__ import annotations
 
@@ -75,10 +76,14 @@ BLOCK_PAIRS = 1 << 18
 
 
 def check_edges(edges: Edges, seqs: SequenceSet, threshold: float, iddef: int, path,
-                source="the input FASTA") -> None:
-    """UserError unless `edges` was made from `seqs` (of `source`) and holds every pair that
-    can reach threshold."""
+                scoring: str = "seqdist", source="the input FASTA") -> None:
+    """UserError unless `edges` was made under `scoring` from `seqs` (of `source`) and holds
+    every pair that can reach threshold."""
     check_made_from(edges, path, seqs.ids, seqs.seqs, source)
+    if edges.scoring != scoring:
+        raise UserError(f"{path}: made under --scoring {edges.scoring}, so it does not bound "
+                        f"identities under --scoring {scoring}; rerun `seqpairs distance` "
+                        f"with --scoring {scoring}")
     if edges.max_distance == math.inf:  # it holds every pair
         return
     if edges.iddef != iddef or not edges.candidate_identity <= threshold:
@@ -210,6 +215,34 @@ def affine_table(seqs: SequenceSet, scheme, cpu, q, t, threshold: float, iddef: 
     return table[AFFINE_COLUMNS]
 
 
+def affine_rows(seqs: SequenceSet, scheme, cpu, blocks, threshold: float, iddef: int,
+                threads: int | None, counted: str | None) -> pd.DataFrame:
+    """affine_table of each block of pairs (q, t), as one table. `counted`: where the
+    blocks' pairs were counted as reaching the threshold (then their traceback must keep
+    every one of them), or None."""
+    parts = []
+    for q, t in blocks:
+        part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
+        if counted and len(part) != len(q):
+            raise RuntimeError(f"{counted}: the affine counts of {len(q)} pairs reach the "
+                               f"threshold, the traceback of {len(part)}")
+        if len(part):  # (an empty part would make the text columns objects)
+            parts.append(part)
+    if parts:
+        return pd.concat(parts, ignore_index=True)
+    no_pairs = np.zeros(0, dtype=np.int64)
+    return affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads)
+
+
+def reaching(counts, la, lb, threshold: float, iddef: int) -> np.ndarray:
+    """Positions of the pairs whose AFFINE_COUNTS (a dict) give an identity (vsearch's
+    percent, exact) >= 100 * threshold."""
+    percent = vsearch_percent(iddef, counts["matches"], counts["mismatches"],
+                              counts["columns"], counts["terminal_gaps"], counts["openings"],
+                              la, lb)
+    return np.flatnonzero(percent >= 100.0 * threshold)
+
+
 def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, iddef: int,
                   threads: int | None = None, block_pairs: int | None = None) -> pd.DataFrame:
     """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
@@ -223,31 +256,46 @@ def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, idd
     lengths = seqs.lengths
     count = (None if backend.trace_affine else
              backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads))
-    no_pairs = np.zeros(0, dtype=np.int64)
-    parts, aligned = [], 0
     progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
-    for q, t in all_pairs(seqs.n, block_pairs or backend.pairs_per_batch):
-        progress.update(len(q))
-        if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
-            la, lb = lengths[q], lengths[t]
-            fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
-            q, t = q[fits], t[fits]
-        aligned += len(q)
-        if count is not None:  # trace only the pairs whose counts reach the threshold
-            c = dict(zip(AFFINE_COUNTS, count(q, t)))
-            percent = vsearch_percent(iddef, c["matches"], c["mismatches"], c["columns"],
-                                      c["terminal_gaps"], c["openings"], lengths[q], lengths[t])
-            reach = np.flatnonzero(percent >= 100.0 * threshold)
-            q, t = q[reach], t[reach]
-        part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
-        if count is not None and len(part) != len(q):
-            raise RuntimeError(f"{backend.name} backend: the affine counts of {len(q)} pairs "
-                               f"reach the threshold, the traceback of {len(part)}")
-        if len(part):  # (an empty part would make the text columns objects)
-            parts.append(part)
+    aligned = 0
+
+    def blocks():
+        nonlocal aligned
+        for q, t in all_pairs(seqs.n, block_pairs or backend.pairs_per_batch):
+            progress.update(len(q))
+            if iddef in (1, 4):  # id <= 100 * shorter / longer, in vsearch's arithmetic
+                la, lb = lengths[q], lengths[t]
+                fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
+                q, t = q[fits], t[fits]
+            aligned += len(q)
+            if count is not None:  # trace only the pairs whose counts reach the threshold
+                reach = reaching(dict(zip(AFFINE_COUNTS, count(q, t))), lengths[q],
+                                 lengths[t], threshold, iddef)
+                q, t = q[reach], t[reach]
+            yield q, t
+
+    table = affine_rows(seqs, scheme, cpu, blocks(), threshold, iddef, threads,
+                        None if count is None else f"{backend.name} backend")
     progress.finish()
-    table = (pd.concat(parts, ignore_index=True) if parts else
-             affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads))
     log.info("%d pairs, %d aligned on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
              aligned, backend.name, len(table))
+    return table
+
+
+def filter_affine_edges(seqs: SequenceSet, edges: Edges, threshold: float, iddef: int,
+                        scheme, cpu, threads: int | None = None,
+                        block_pairs: int = BLOCK_PAIRS) -> pd.DataFrame:
+    """The kept pairs of an edge list made under the affine `scheme`: its counts give each
+    pair's identity exactly, so only the pairs that reach the threshold are traced (query
+    j, the earlier sequence, as the counts are)."""
+    cand = reaching(edges.values, seqs.lengths[edges.j], seqs.lengths[edges.i], threshold,
+                    iddef)
+    q, t = edges.j[cand], edges.i[cand]
+    order = np.lexsort((t, q))
+    q, t = q[order], t[order]
+    blocks = ((q[k:k + block_pairs], t[k:k + block_pairs])
+              for k in range(0, len(q), block_pairs))
+    table = affine_rows(seqs, scheme, cpu, blocks, threshold, iddef, threads, "the edge list")
+    log.info("%d pairs, %d in the edge list, %d kept", seqs.n * (seqs.n - 1) // 2, len(edges),
+             len(table))
     return table

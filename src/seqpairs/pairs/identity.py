@@ -93,20 +93,20 @@ def vsearch_percent(iddef: int, matches, mismatches, columns, terminal_gaps, ope
     """Identity in percent by iddef, with vsearch's own floating-point arithmetic (align_trim
     in its searchcore.cc), so that values print and compare with --id exactly as vsearch's.
 
-    Arguments are NumPy integer arrays of counts over each alignment (terminal gaps as
+    Arguments are NumPy (or CuPy) integer arrays of counts over each alignment (terminal gaps as
     vsearch trims them, backends/cpu/trace_affine.py); returns float64 percentages. vsearch writes
     100.0 * matches / length (not 100 * (matches / length)), and a pair passes --id T when
     that is >= 100.0 * T.
     """
-    m = np.asarray(matches, dtype=np.float64)
+    m = _float(matches)
     if iddef == 0:
         return 100.0 * m / np.minimum(la, lb)
     if iddef in (1, 4):
         return 100.0 * m / columns
     if iddef == 2:
-        inner = np.asarray(columns) - terminal_gaps
-        return np.where(inner > 0, 100.0 * m / np.maximum(inner, 1), 0.0)
+        inner = columns - terminal_gaps
+        return (inner > 0) * (100.0 * m / np.maximum(inner, 1))
     if iddef == 3:
-        events = np.asarray(mismatches, dtype=np.float64) + openings
+        events = _float(mismatches) + openings
         return np.maximum(0.0, 100.0 * (1.0 - events / np.maximum(la, lb)))
     raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")

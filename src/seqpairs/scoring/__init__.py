@@ -43,7 +43,7 @@ REGISTRY = {
                     lambda: LocalScheme.from_matrix("BLOSUM62", 11, 1)),
 }
 # The families each stage runs.
-FAMILIES = {"distance": ("seqdist",), "filter": ("seqdist", "affine"), "psse": ("local",)}
+FAMILIES = {"distance": ("seqdist", "affine"), "filter": ("seqdist", "affine"), "psse": ("local",)}
 
 
 @functools.cache
@@ -53,6 +53,11 @@ def get(name: str) -> Scheme:
     if entry is None:
         raise UserError(f"unknown scoring scheme {name!r}; registered: {', '.join(REGISTRY)}")
     return entry.build()
+
+
+def name_of(scheme: Scheme) -> str:
+    """The registered name of `scheme`; an unregistered one (a test's) goes by its family."""
+    return next((name for name in REGISTRY if get(name) == scheme), scheme.family)
 
 
 def names(stage: str) -> tuple[str, ...]:
@@ -68,4 +73,4 @@ def filter_reads_edge_list(filter_scheme: str, distance_scheme: str) -> bool:
 
 
 __all__ = ["AffineScheme", "LocalScheme", "Scheme", "SeqDistScheme", "get", "names",
-           "filter_reads_edge_list", "REGISTRY", "FAMILIES"]
+           "filter_reads_edge_list", "name_of", "REGISTRY", "FAMILIES"]

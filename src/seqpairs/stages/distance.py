@@ -1,5 +1,10 @@
-"""`seqpairs distance`: all-pairs SeqDist distances (pairs/distance.py) as an edge list and
-other formats; `seqpairs merge`: the edge lists of shards as one.
+"""`seqpairs distance`: all-pairs distances (pairs/distance.py) as an edge list and other
+formats; `seqpairs merge`: the edge lists of shards as one.
+
+--scoring seqdist (the default) gives SeqDist's distances; an affine scheme (vsearch)
+gives 1 - identity by --iddef of the alignment vsearch's allpairs_global would make,
+and its edge list holds the counts the filter needs to keep pairs without aligning
+again (formats/distances.py).
 
 Outputs (formats/distances.py, formats/interop.py): the sparse edge list and mothur's
 column format from it; SeqDist's text format, the condensed matrix and a PHYLIP matrix.
@@ -29,7 +34,7 @@ from ..formats.distances import (
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
-from ..formats.runs import RECORD, Spill, edge_columns, merge_edge_lists, pair_chunks
+from ..formats.runs import Spill, edge_columns, merge_edge_lists, pair_chunks
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
@@ -86,10 +91,11 @@ def run(args) -> None:
     seqs = read_unique_fasta(args.input)
     bins, tiles = load_tiles(args, seqs)
     # what the edge list is made from; its pairs come from the runs
-    about = Edges(seqs.n, seqs.ids, *[[]] * 7, max_distance=args.max_distance,
+    about = Edges(seqs.n, seqs.ids, None, None, {}, max_distance=args.max_distance,
                   candidate_identity=(math.nan if args.candidate_identity is None
                                       else args.candidate_identity),
-                  iddef=args.iddef, sequences=sequence_digest(seqs.ids, seqs.seqs))
+                  iddef=args.iddef, sequences=sequence_digest(seqs.ids, seqs.seqs),
+                  scoring=args.scoring).empty()
     if args.shard:  # this job's share of the tiles, split like MPI ranks
         about.shard, about.shards = args.shard
         about.tiling = tiling.tiling_digest(bins, tiles)
@@ -98,7 +104,7 @@ def run(args) -> None:
     executor.set_timeout(args.rank_timeout)
     budget = int(args.memory * MIB)
     sparse = args.edges or args.mothur
-    with (Spill(budget, Path(sparse).parent, Path(sparse).name) if sparse
+    with (Spill(budget, Path(sparse).parent, Path(sparse).name, about.layout) if sparse
           else contextlib.nullcontext()) as spill:
         try:  # a worker's own trouble (its disk full) must end every worker
             _, dense = compute(
@@ -109,7 +115,7 @@ def run(args) -> None:
                 prune=args.prune, edges=bool(sparse),
                 work=[executor.share(tiles["cells"])], eta=executor.size == 1)
             if spill:  # pieces of at most a quarter of the budget at once on the root
-                piece = max(budget // (4 * executor.size * RECORD), 1)
+                piece = max(budget // (4 * executor.size * spill.record), 1)
                 executor.stream(spill.pieces(piece), spill.add_records)
             if dense is not None:
                 dense = executor.merge_dense(dense)
@@ -119,9 +125,10 @@ def run(args) -> None:
         if not executor.root:
             return
         if args.edges:
-            write_edge_stream(args.edges, about, spill.count, edge_columns(runs, budget))
+            write_edge_stream(args.edges, about, spill.count,
+                              edge_columns(runs, budget, about.layout))
         if args.mothur:
-            write_mothur_column(args.mothur, seqs.ids, pair_chunks(runs, budget),
+            write_mothur_column(args.mothur, seqs.ids, pair_chunks(runs, budget, about.layout),
                                 args.max_distance)
     if args.seqdist:
         write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
@@ -138,12 +145,14 @@ def run_merge(args) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("distance", help="all-pairs global alignment distances (SeqDist)")
+    p = sub.add_parser("distance", help="all-pairs global alignment distances (SeqDist, or "
+                       "1 - identity under an affine scheme)")
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
     p.add_argument("--bins", help="bin manifest from `seqpairs binning` (with --tiles)")
     p.add_argument("--tiles", help="tiles from `seqpairs binning`; default: made here")
     p.add_argument("--scoring", choices=scoring.names("distance"), default="seqdist",
-                   help="scoring scheme (default seqdist)")
+                   help="scoring scheme (default seqdist: SeqDist's distance; vsearch: "
+                   "1 - identity by --iddef of vsearch's global alignment)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto")
     p.add_argument("--threads", type=threads, default=None,
                    help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
@@ -165,9 +174,11 @@ def register(sub) -> None:
     p.add_argument("--max-distance", type=number(0.0, infinite=True), default=math.inf,
                    help="edge list keeps pairs with distance <= this (default: all)")
     p.add_argument("--candidate-identity", type=fraction, default=None,
-                   help="edge list also keeps pairs whose identity bound reaches this")
+                   help="edge list also keeps pairs whose identity (SeqDist: its bound) "
+                   "reaches this")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
-                   help="identity definition of --candidate-identity (vsearch's, default 2)")
+                   help="identity definition of --candidate-identity and of an affine "
+                   "scheme's distance (vsearch's, default 2)")
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="align every pair in full instead of pruning the pairs that provably "
                    "fail the thresholds (docs/pruning.md; the same output, slower)")

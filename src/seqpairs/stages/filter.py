@@ -1,16 +1,16 @@
 """`seqpairs filter`: the pairs whose real alignment reaches an identity threshold
-(pairs/filter.py). Under SeqDist scoring the candidates come from the distance stage's
-edge list (--distances) or are computed here; under an affine scheme (the vsearch preset)
-every pair is aligned here, on --backend. Tracebacks run on the CPU backend."""
+(pairs/filter.py). The candidates come from the distance stage's edge list (--distances,
+made under the same --scoring) or are computed here, on --backend: under SeqDist the
+pairs whose identity bound reaches the threshold, under an affine scheme (the vsearch
+preset) the pairs whose identity does. Tracebacks run on the CPU backend."""
 from __future__ import annotations
 
 from .. import backends, scoring
-from ..errors import UserError
 from ..formats.distances import read_edges
 from ..formats.fasta import read_unique_fasta
 from ..formats.tables import write_tsv
 from ..pairs.distance import candidate_edges
-from ..pairs.filter import check_edges, filter_affine, filter_edges
+from ..pairs.filter import check_edges, filter_affine, filter_affine_edges, filter_edges
 from ..pairs.identity import IDDEFS
 from .options import fraction, threads
 
@@ -19,7 +19,7 @@ def seqdist_table(args, seqs, scheme, cpu):
     """Candidates from the edge list (or computed on --backend), traced on the CPU."""
     if args.distances:
         edges = read_edges(args.distances)
-        check_edges(edges, seqs, args.identity, args.iddef, args.distances)
+        check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
     else:
         edges = candidate_edges(seqs, args.identity, args.iddef, scheme=scheme,
                                 backend=backends.select(args.backend), threads=args.threads,
@@ -28,27 +28,24 @@ def seqdist_table(args, seqs, scheme, cpu):
 
 
 def affine_table(args, seqs, scheme, cpu):
-    """Every pair aligned on --backend, the kept ones traced on the CPU (vsearch's
-    allpairs_global)."""
+    """The pairs of the edge list, or every pair aligned on --backend, that reach the
+    threshold, traced on the CPU (vsearch's allpairs_global)."""
+    if args.distances:
+        edges = read_edges(args.distances)
+        check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
+        return filter_affine_edges(seqs, edges, args.identity, args.iddef, scheme, cpu,
+                                   args.threads)
     return filter_affine(seqs, scheme, backends.select(args.backend), cpu, args.identity,
                          args.iddef, args.threads)
 
 
-def check_affine(args) -> None:
-    if args.distances:
-        raise UserError(f"{args.distances}: an edge list holds the candidates of SeqDist "
-                        f"scoring; --scoring {args.scoring} aligns every pair itself, so "
-                        "leave out --distances")
-
-
-# By scoring family: the checks of the options (before any input is read) and the table.
-FAMILIES = {"seqdist": (lambda args: None, seqdist_table), "affine": (check_affine, affine_table)}
+# The table of each scoring family.
+FAMILIES = {"seqdist": seqdist_table, "affine": affine_table}
 
 
 def run(args) -> None:
     scheme = scoring.get(args.scoring)
-    check, table = FAMILIES[scheme.family]
-    check(args)
+    table = FAMILIES[scheme.family]
     seqs = read_unique_fasta(args.input)
     write_tsv(args.output, table(args, seqs, scheme, backends.select("cpu")))
 
@@ -56,16 +53,16 @@ def run(args) -> None:
 def register(sub) -> None:
     p = sub.add_parser("filter", help="pairs whose real alignment reaches an identity threshold")
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
-    p.add_argument("--distances", help="edge list from `seqpairs distance` (default: computed "
-                   "here); it must hold every pair whose bound reaches --identity")
+    p.add_argument("--distances", help="edge list from `seqpairs distance` under the same "
+                   "--scoring (default: computed here); it must hold every pair whose "
+                   "identity (SeqDist: its bound) reaches --identity")
     p.add_argument("--identity", "--id", type=fraction, required=True,
                    help="keep pairs with identity >= this (a fraction, e.g. 0.97)")
     p.add_argument("--iddef", type=int, choices=IDDEFS, default=2,
                    help="vsearch's identity definition (default 2)")
     p.add_argument("--scoring", choices=scoring.names("filter"), default="seqdist",
                    help="scoring scheme: seqdist (default), or vsearch: vsearch's "
-                   "--allpairs_global with its default scoring, every pair aligned (no "
-                   "--distances)")
+                   "--allpairs_global with its default scoring")
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
                    help="backend that aligns the pairs before their tracebacks (without "
                    "--distances; default auto)")
