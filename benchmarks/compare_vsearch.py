@@ -12,8 +12,8 @@ each --identity T both tools get the same FASTA:
   vsearch   --allpairs_global FASTA --id T --iddef K --threads N --userout (the filter's
             columns, `raw` for the score)
   seqpairs  filter -i FASTA --scoring vsearch --identity T --iddef K --threads N
-            --backend B, for each --backend B (its pairs aligned on B, the kept ones traced
-            on the CPU)
+            --backend B, for each --backend B (its pairs counted on B, the kept ones traced
+            on B)
 
 Reported: the kept pairs of each (their Jaccard index), over the pairs both keep the share
 whose identity equals vsearch's printed one (one decimal) and the share equal in every

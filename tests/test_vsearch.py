@@ -137,7 +137,7 @@ def check_against_reference(pairs, scheme):
 
 
 def check_counts(pairs, scheme):
-    """The forward counts (reference and the CPU's affine_counts) against the traceback's."""
+    """The CPU's affine_counts against the reference traceback's counts."""
     codes, offsets = encode([s for pair in pairs for s in pair])
     idx = np.arange(len(pairs))
     got = CPU.affine_counts(codes, offsets, scheme)(2 * idx, 2 * idx + 1)
@@ -146,7 +146,6 @@ def check_counts(pairs, scheme):
         score, cols = reference_affine.vsearch_traceback(a, b, scheme)
         want = {"score": score, **vsearch_counts(a, b, cols)}
         want = {name: want[name] for name in AFFINE_COUNTS}
-        assert reference_affine.forward_counts(a, b, scheme) == want, (a, b)
         assert {name: int(c[k]) for name, c in zip(AFFINE_COUNTS, got)} == want, (a, b)
 
 def write_fasta(path, seqs, prefix="s"):
@@ -271,11 +270,11 @@ def test_property_homopolymer_rich(a, b):
 
 
 
-# ------------------------------------------- the traced path's counts without a traceback
+# ------------------------------------------- the traced alignment's counts (affine_counts)
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMES))
-def test_forward_counts_equal_the_traceback(name):
+def test_counts_equal_the_reference_traceback(name):
     pairs = random_pairs(seed=5, n=120)
     short = ["".join(t) for n in (1, 2) for t in itertools.product("ACGT", repeat=n)]
     pairs += [(x, s) for x in "ACGT" for s in short + ["TTTTTTTTTTTT", "ACGTTGCAAC"]]
@@ -285,9 +284,10 @@ def test_forward_counts_equal_the_traceback(name):
 @settings(max_examples=150, deadline=None)
 @given(st.text("AC", min_size=1, max_size=25), st.text("AC", min_size=1, max_size=25),
        st.sampled_from(sorted(SCHEMES)))
-def test_property_forward_counts_on_two_letters(a, b, name):
+def test_property_counts_on_two_letters(a, b, name):
     # two letters: long homopolymers and many equal-scoring paths
     check_counts([(a, b), (b, a)], SCHEMES[name])
+
 
 def c005_unique(shared_data, n=None):
     """The distinct reads of C005 in file order (the first n)."""
@@ -366,17 +366,18 @@ def test_skipped_pairs_cannot_pass(iddef, identity):
     """filter_affine (length-ratio skip for iddef 1 and 4, blocks) equals tracing every pair."""
     s = sequence_set(length_boundary_sequences())
     q, t = np.triu_indices(s.n, 1)
-    every = seqfilter.affine_table(s, VSEARCH, CPU, q, t, identity, iddef)
+    every = seqfilter.affine_table(s, CPU.trace_affine(s.codes, s.offsets, VSEARCH), q, t,
+                                   identity, iddef)
     assert len(every) > 0
     for block_pairs in (7, seqfilter.BLOCK_PAIRS):
         pd.testing.assert_frame_equal(
-            seqfilter.filter_affine(s, VSEARCH, CPU, CPU, identity, iddef,
+            seqfilter.filter_affine(s, VSEARCH, CPU, identity, iddef,
                                     block_pairs=block_pairs), every)
 
 
 def test_boundary_pair_is_kept_by_iddef_1():
     s = sequence_set(length_boundary_sequences())
-    table = seqfilter.filter_affine(s, VSEARCH, CPU, CPU, 0.97, 1)
+    table = seqfilter.filter_affine(s, VSEARCH, CPU, 0.97, 1)
     row = table[(table["query"] == "s0") & (table["target"] == "s1")]
     assert row[["id", "caln"]].values.tolist() == [[97.0, "97M3I"]]
 
@@ -426,7 +427,7 @@ def distance_edges(tmp_path, fasta, *options):
 def traced(seqs, q, t):
     """The traceback's counts and vsearch percent of each iddef for the pairs (q, t)."""
     s = sequence_set(seqs)
-    al = CPU.trace_affine(s.codes, s.offsets, q, t, VSEARCH)
+    al = CPU.trace_affine(s.codes, s.offsets, VSEARCH)(q, t)
     c = {name: al[name] for name in COUNTS}
     percent = {k: vsearch_percent(k, c["matches"], c["mismatches"], c["columns"],
                                   c["terminal_gaps"], c["openings"], al.la, al.lb)
@@ -448,7 +449,7 @@ def test_edge_list_holds_the_traced_counts(tmp_path, iddef):
         want = al.score if name == "score" else al[name]
         assert np.array_equal(edges.values[name], want), name
     assert np.array_equal(edges.distance, 1.0 - percent[iddef] / 100.0)
-    table = seqfilter.filter_affine(sequence_set(seqs), VSEARCH, CPU, CPU, 0.9, iddef)
+    table = seqfilter.filter_affine(sequence_set(seqs), VSEARCH, CPU, 0.9, iddef)
     reach = percent[iddef] >= 90.0
     assert len(table) == reach.sum() > 0
     assert list(table["ids"]) == list(edges.matches[reach][np.lexsort((edges.i[reach],
@@ -481,7 +482,7 @@ def test_filter_from_an_edge_list_equals_all_pairs(tmp_path, iddef):
     edges = distance_edges(tmp_path, fasta, "--max-distance", 0, "--candidate-identity", 0.9,
                            "--iddef", iddef)
     s = sequence_set(seqs)
-    every = seqfilter.filter_affine(s, VSEARCH, CPU, CPU, 0.9, iddef)
+    every = seqfilter.filter_affine(s, VSEARCH, CPU, 0.9, iddef)
     assert len(every) > 10
     for block_pairs in (3, seqfilter.BLOCK_PAIRS):
         pd.testing.assert_frame_equal(
@@ -556,3 +557,25 @@ def test_cli_gpu_backend_without_a_gpu(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("seqpairs: error: ") and err.count("\n") == 1, err
     assert "no CUDA GPU" in err and not (tmp_path / "k.tsv").exists()
+
+
+def test_cigars_at_once_equal_one_by_one():
+    """Alignments.cigars (every pair's text in one buffer) writes what cigar(k) writes:
+    runs of 1 to 5 digits, identical pairs ("="), any selection."""
+    rng = random.Random(9)
+    long_a = random_sequence(rng, 12000)
+    seqs = random_sequences(seed=15, n=40, max_len=120) + [
+        long_a, long_a[:9000] + long_a[9050:], long_a[:5], "A", "A" * 150]
+    seqs += [seqs[3]]  # identical to an earlier one: "="
+    n = len(seqs)
+    q, t = np.triu_indices(n, 1)
+    codes, offsets = encode(seqs)
+    al = trace_pairs(codes, offsets, q, t, VSEARCH)
+    one_by_one = [al.cigar(k) for k in range(len(al))]
+    assert al.cigars() == one_by_one and "=" in one_by_one
+    assert any(len(c) > 6 and c[:5].isdigit() for c in one_by_one)  # a 5-digit run
+    picks = np.array([7, 2, 2, len(al) - 1])
+    assert al.cigars(picks) == [one_by_one[k] for k in picks]
+    mask = np.arange(len(al)) % 3 == 1
+    assert al.cigars(mask) == [c for c, m in zip(one_by_one, mask) if m]
+    assert al.cigars(np.zeros(len(al), dtype=bool)) == []

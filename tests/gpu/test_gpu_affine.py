@@ -84,7 +84,7 @@ def test_real_datasets(shared_data, name):
     compare(seqs, pa, pb, SCHEMES["cheap ends"])
 
 
-@pytest.mark.parametrize("kernel", ["aligner", "counter"])
+@pytest.mark.parametrize("kernel", ["aligner", "counter", "tracer"])
 def test_scores_outside_int8_are_refused(kernel):
     from seqpairs.errors import UserError
 
@@ -93,19 +93,19 @@ def test_scores_outside_int8_are_refused(kernel):
         getattr(gpu_affine, kernel)(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
 
 
-# --- the traced alignment's counts (affine_counts.cu) against the CPU's traceback ---
+# --- the traced alignment's counts (affine_trace.cu's affine_trace_counts) against the
+# CPU's traceback ---
 
-COUNT_SCHEMES = {**{k: v for k, v in SCHEMES.items() if k != "wide"},
-                 "vsearch": AffineScheme.usearch(2, -4, 20, 2, 2, 1)}
+COUNT_SCHEMES = {**SCHEMES, "vsearch": AffineScheme.usearch(2, -4, 20, 2, 2, 1)}
 
 
-def compare_counts(seqs, pa, pb, scheme, **tuning):
+def compare_counts(seqs, pa, pb, scheme, **options):
     from seqpairs.backends.common import AFFINE_COUNTS
     from seqpairs.backends.cpu import trace_affine
 
     codes, offsets = encode(seqs)
     want = trace_affine.counter(codes, offsets, scheme)(pa, pb)
-    got = gpu_affine.counter(codes, offsets, scheme, **tuning)(pa, pb)
+    got = gpu_affine.counter(codes, offsets, scheme, **options)(pa, pb)
     for name, g, w in zip(AFFINE_COUNTS, got, want):
         assert g.dtype == np.int32 and np.array_equal(g, w), f"{name} differs"
 
@@ -124,13 +124,12 @@ def test_counts_on_mixed_and_homopolymer_pairs(name):
     compare_counts(seqs, pa, pb, COUNT_SCHEMES[name])
 
 
-@pytest.mark.parametrize("strip", [8, 12])
-def test_counts_every_strip(strip):
+def test_counts_over_several_launches():
     rng = np.random.default_rng(32)
     lengths = np.concatenate([np.arange(1, 30), rng.integers(200, 300, 40)])
     seqs = ["".join(rng.choice(list("ACGT"), n)) for n in lengths]
     pa, pb = random_pairs(rng, len(seqs), 800)
-    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"], strip=strip)
+    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"], max_batch=128)
 
 
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
@@ -157,3 +156,70 @@ def test_distance_stage_under_vsearch_cpu_equals_gpu(tmp_path, shared_data, opti
                      *options]) == 0
         outputs[backend] = (edges.read_bytes(), condensed.read_bytes())
     assert outputs["cpu"] == outputs["gpu"]
+
+
+# --- the traced alignments (affine_trace.cu) against the CPU's traceback ---
+
+TRACE_SCHEMES = COUNT_SCHEMES
+
+
+def compare_traces(seqs, pa, pb, scheme, **options):
+    from seqpairs.backends.cpu import trace_affine
+
+    codes, offsets = encode(seqs)
+    want = trace_affine.trace_pairs(codes, offsets, pa, pb, scheme)
+    got = gpu_affine.tracer(codes, offsets, scheme, **options)(pa, pb)
+    assert np.array_equal(got.score, want.score), "scores differ"
+    assert got.counts.dtype == np.int32 and np.array_equal(got.counts, want.counts)
+    assert np.array_equal(got.run_offsets, want.run_offsets), "run counts differ"
+    assert got.runs.dtype == np.int32 and np.array_equal(got.runs, want.runs)
+    assert np.array_equal(got.la, want.la) and np.array_equal(got.lb, want.lb)
+
+
+@pytest.mark.parametrize("name", list(TRACE_SCHEMES))
+def test_traces_on_mixed_and_homopolymer_pairs(name):
+    # as the counts' test: lengths 1-40 (within one strip of 8 and across), related,
+    # unrelated and two-letter sequences (many equal-scoring paths)
+    rng = np.random.default_rng(41)
+    lengths = np.concatenate([np.arange(1, 41), rng.integers(41, 400, 40)])
+    base = "".join(rng.choice(list("ACGT"), 400))
+    seqs = [base[:n] if rng.random() < 0.4 else
+            "".join(rng.choice(list("AC" if rng.random() < 0.5 else "ACGT"), n))
+            for n in lengths]
+    pa, pb = random_pairs(rng, len(seqs), 2000)
+    compare_traces(seqs, pa, pb, TRACE_SCHEMES[name])
+
+
+def test_traces_over_several_launches():
+    rng = np.random.default_rng(42)
+    seqs = ["".join(rng.choice(list("ACGT"), n)) for n in rng.integers(1, 120, 60)]
+    pa, pb = random_pairs(rng, len(seqs), 1000)
+    compare_traces(seqs, pa, pb, TRACE_SCHEMES["vsearch"], max_batch=128)
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
+def test_traces_on_real_datasets(shared_data, name):
+    seqs = read_acgt(shared_data / name, 200)
+    rng = np.random.default_rng(43)
+    pa, pb = random_pairs(rng, len(seqs), 600)
+    compare_traces(seqs, pa, pb, TRACE_SCHEMES["vsearch"])
+
+
+def test_filter_on_the_gpu_is_the_cpus(shared_data):
+    """The vsearch preset's table, counted and traced on the GPU, is the CPU's."""
+    import pandas as pd
+
+    from seqpairs import backends, scoring
+    from seqpairs.formats.fasta import SequenceSet
+    from seqpairs.pairs import filter as seqfilter
+
+    seqs = list(dict.fromkeys(read_acgt(shared_data / "C005_454.fa.gz", 400)))[:300]
+    codes, offsets = encode(seqs)
+    s = SequenceSet([f"s{k}" for k in range(len(seqs))], seqs,
+                    np.ones(len(seqs), dtype=np.int64), codes, offsets)
+    vsearch = scoring.get("vsearch")
+    cpu, gpu_backend = backends.select("cpu"), backends.select("gpu")
+    want = seqfilter.filter_affine(s, vsearch, cpu, 0.9, 2)
+    assert len(want) > 1000
+    pd.testing.assert_frame_equal(seqfilter.filter_affine(s, vsearch, gpu_backend, 0.9, 2),
+                                  want)

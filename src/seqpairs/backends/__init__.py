@@ -36,9 +36,14 @@ where each starts, as formats.fasta.SequenceSet holds them):
   local_scores(scheme: LocalScheme, queries, targets, keys, shuffles, seed, threads) ->
       real (int32[P]), shuffled (int32[P, shuffles]): Smith-Waterman-Gotoh scores of each
       pair and of shuffles of its target (scoring/local.py, stats/shuffle.py)
-  trace_seqdist, trace_affine(codes, offsets, pa, pb, scheme, threads) -> alignments with
-      counts and runs (backends/alignments.py); CPU only (None elsewhere): the filter
-      traces on CPU cores whatever the backend of its candidates.
+  trace_seqdist(codes, offsets, pa, pb, scheme, threads) -> alignments with counts and
+      runs (backends/alignments.py); CPU only (None elsewhere): the filter traces SeqDist
+      on CPU cores whatever the backend of its candidates.
+  trace_affine(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) ->
+      alignments.ScoredAlignments: the alignment with vsearch's choice among equal scores
+      (backends/cpu/trace_affine.py); affine_counts' counts are its counts.
+      `affine_counts_traced`: the backend's affine_counts is this traceback itself (the
+      CPU), so a caller that traces every pair anyway skips the counts.
 
 A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
 module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
@@ -72,8 +77,9 @@ class Backend:
     affine: Callable
     affine_counts: Callable
     local_scores: Callable
+    trace_affine: Callable
     trace_seqdist: Callable | None = None
-    trace_affine: Callable | None = None
+    affine_counts_traced: bool = False
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)
     # cells a kernel call takes at most (a caller's step: progress, memory); inf: no limit

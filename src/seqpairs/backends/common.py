@@ -48,18 +48,6 @@ AFFINE_COUNTS = ("score", "matches", "mismatches", "openings", "columns", "termi
                  "terminal_openings")
 
 
-def unpack_affine(la, lb, score, w1, w2, w3):
-    """The AFFINE_COUNTS (int32 arrays) of H(la, lb)'s words in gpu_kernels/affine_counts.cu:
-    w1 = aligned pairs | matches << 16, w2 = gap runs | leading gap run << 16,
-    w3 = trailing gap run | its direction << 16. Every residue is in an aligned pair or a
-    gap column, so the columns are la + lb - aligned pairs."""
-    aligned, matches = (w1 & FIELD_MASK).astype(np.int32), (w1 >> FIELD).astype(np.int32)
-    lead, trail = (w2 >> FIELD).astype(np.int32), (w3 & FIELD_MASK).astype(np.int32)
-    return (score.astype(np.int32), matches, aligned - matches,
-            (w2 & FIELD_MASK).astype(np.int32), (la + lb - aligned).astype(np.int32),
-            lead + trail, (lead > 0).astype(np.int32) + (trail > 0).astype(np.int32))
-
-
 def concatenate(seqs) -> tuple[np.ndarray, np.ndarray]:
     """(codes, offsets): the sequences end to end and where each one starts (int64)."""
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)

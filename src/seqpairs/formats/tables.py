@@ -81,7 +81,7 @@ def fast_text(column: pd.Series) -> list[str] | None:
     if kind != "O":
         return None
     texts = np.where(pd.isna(values), "", values).tolist()
-    if not all(type(t) is str for t in texts):
+    if pd.api.types.infer_dtype(texts, skipna=False) not in ("string", "empty"):
         return None
     if NEEDS_QUOTES.search("".join(texts)):
         texts = [f'"{t.replace(chr(34), 2 * chr(34))}"' if NEEDS_QUOTES.search(t) else t

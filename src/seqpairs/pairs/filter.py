@@ -28,7 +28,8 @@ backend, which gives the counts of the path a traceback with vsearch's tie rules
 (affine_counts: backends/cpu/trace_affine.py, gpu_kernels/affine_counts.cu); a pair is
 kept when its identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
 >= 100 * --identity, as vsearch compares, and only the kept pairs are traced back (on the
-CPU) for their alignments. The table has the same columns, with vsearch's
+same backend: backends/cpu/trace_affine.py, gpu_kernels/affine_trace.cu) for their
+alignments. The table has the same columns, with vsearch's
 orientation and trimming:
   query, target  the earlier and the later sequence in the FASTA (vsearch's query and
                  target); the CIGAR, qilo .. tihi and ql, tl are of that orientation
@@ -184,11 +185,11 @@ def all_pairs(n: int, block_pairs: int = BLOCK_PAIRS):
         q0 = q1
 
 
-def affine_table(seqs: SequenceSet, scheme, cpu, q, t, threshold: float, iddef: int,
-                 threads: int | None = None) -> pd.DataFrame:
-    """Trace the pairs (query q[k], target t[k]) with `scheme` on the `cpu` backend; the
-    rows of those whose identity (vsearch's percent) is >= 100 * threshold."""
-    al = cpu.trace_affine(seqs.codes, seqs.offsets, q, t, scheme, threads)
+def affine_table(seqs: SequenceSet, trace, q, t, threshold: float,
+                 iddef: int) -> pd.DataFrame:
+    """Trace the pairs (query q[k], target t[k]) with `trace` (a backend's trace_affine
+    kernel); the rows of those whose identity (vsearch's percent) is >= 100 * threshold."""
+    al = trace(q, t)
     c = {name: al[name] for name in COUNTS}
     percent = {k: vsearch_percent(k, c["matches"], c["mismatches"], c["columns"],
                                   c["terminal_gaps"], c["openings"], al.la, al.lb)
@@ -215,14 +216,14 @@ def affine_table(seqs: SequenceSet, scheme, cpu, q, t, threshold: float, iddef: 
     return table[AFFINE_COLUMNS]
 
 
-def affine_rows(seqs: SequenceSet, scheme, cpu, blocks, threshold: float, iddef: int,
-                threads: int | None, counted: str | None) -> pd.DataFrame:
+def affine_rows(seqs: SequenceSet, trace, blocks, threshold: float, iddef: int,
+                counted: str | None) -> pd.DataFrame:
     """affine_table of each block of pairs (q, t), as one table. `counted`: where the
     blocks' pairs were counted as reaching the threshold (then their traceback must keep
     every one of them), or None."""
     parts = []
     for q, t in blocks:
-        part = affine_table(seqs, scheme, cpu, q, t, threshold, iddef, threads)
+        part = affine_table(seqs, trace, q, t, threshold, iddef)
         if counted and len(part) != len(q):
             raise RuntimeError(f"{counted}: the affine counts of {len(q)} pairs reach the "
                                f"threshold, the traceback of {len(part)}")
@@ -231,7 +232,7 @@ def affine_rows(seqs: SequenceSet, scheme, cpu, blocks, threshold: float, iddef:
     if parts:
         return pd.concat(parts, ignore_index=True)
     no_pairs = np.zeros(0, dtype=np.int64)
-    return affine_table(seqs, scheme, cpu, no_pairs, no_pairs, threshold, iddef, threads)
+    return affine_table(seqs, trace, no_pairs, no_pairs, threshold, iddef)
 
 
 def reaching(counts, la, lb, threshold: float, iddef: int) -> np.ndarray:
@@ -243,18 +244,19 @@ def reaching(counts, la, lb, threshold: float, iddef: int) -> np.ndarray:
     return np.flatnonzero(percent >= 100.0 * threshold)
 
 
-def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, iddef: int,
+def filter_affine(seqs: SequenceSet, scheme, backend, threshold: float, iddef: int,
                   threads: int | None = None, block_pairs: int | None = None) -> pd.DataFrame:
     """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
 
-    On a backend without tracebacks (the GPU) every pair's traced counts come from its
-    affine_counts and give its exact identity; only the pairs that reach the threshold
-    are traced, on the `cpu` backend, for their alignments. On the CPU, whose counts are
-    a traceback's, every pair is traced once. For iddef 1 and 4 pairs whose length ratio
-    is below the threshold are skipped (the module docstring proves it safe).
+    Every pair's traced counts come from the backend's affine_counts and give its exact
+    identity; only the pairs that reach the threshold are traced, on the backend, for
+    their alignments. Where the counts are the traceback itself (the CPU), every pair is
+    traced once instead. For iddef 1 and 4 pairs whose length ratio is below the
+    threshold are skipped (the module docstring proves it safe).
     """
     lengths = seqs.lengths
-    count = (None if backend.trace_affine else
+    trace = backend.trace_affine(seqs.codes, seqs.offsets, scheme, threads)
+    count = (None if backend.affine_counts_traced else
              backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads))
     progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
     aligned = 0
@@ -274,7 +276,7 @@ def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, idd
                 q, t = q[reach], t[reach]
             yield q, t
 
-    table = affine_rows(seqs, scheme, cpu, blocks(), threshold, iddef, threads,
+    table = affine_rows(seqs, trace, blocks(), threshold, iddef,
                         None if count is None else f"{backend.name} backend")
     progress.finish()
     log.info("%d pairs, %d aligned on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
@@ -283,11 +285,11 @@ def filter_affine(seqs: SequenceSet, scheme, backend, cpu, threshold: float, idd
 
 
 def filter_affine_edges(seqs: SequenceSet, edges: Edges, threshold: float, iddef: int,
-                        scheme, cpu, threads: int | None = None,
+                        scheme, backend, threads: int | None = None,
                         block_pairs: int = BLOCK_PAIRS) -> pd.DataFrame:
     """The kept pairs of an edge list made under the affine `scheme`: its counts give each
-    pair's identity exactly, so only the pairs that reach the threshold are traced (query
-    j, the earlier sequence, as the counts are)."""
+    pair's identity exactly, so only the pairs that reach the threshold are traced, on
+    the backend (query j, the earlier sequence, as the counts are)."""
     cand = reaching(edges.values, seqs.lengths[edges.j], seqs.lengths[edges.i], threshold,
                     iddef)
     q, t = edges.j[cand], edges.i[cand]
@@ -295,7 +297,8 @@ def filter_affine_edges(seqs: SequenceSet, edges: Edges, threshold: float, iddef
     q, t = q[order], t[order]
     blocks = ((q[k:k + block_pairs], t[k:k + block_pairs])
               for k in range(0, len(q), block_pairs))
-    table = affine_rows(seqs, scheme, cpu, blocks, threshold, iddef, threads, "the edge list")
+    trace = backend.trace_affine(seqs.codes, seqs.offsets, scheme, threads)
+    table = affine_rows(seqs, trace, blocks, threshold, iddef, "the edge list")
     log.info("%d pairs, %d in the edge list, %d kept", seqs.n * (seqs.n - 1) // 2, len(edges),
              len(table))
     return table

@@ -2,7 +2,8 @@
 (pairs/filter.py). The candidates come from the distance stage's edge list (--distances,
 made under the same --scoring) or are computed here, on --backend: under SeqDist the
 pairs whose identity bound reaches the threshold, under an affine scheme (the vsearch
-preset) the pairs whose identity does. Tracebacks run on the CPU backend."""
+preset) the pairs whose identity does. SeqDist's tracebacks run on the CPU backend, an
+affine scheme's on --backend."""
 from __future__ import annotations
 
 from .. import backends, scoring
@@ -15,7 +16,7 @@ from ..pairs.identity import IDDEFS
 from .options import fraction, threads
 
 
-def seqdist_table(args, seqs, scheme, cpu):
+def seqdist_table(args, seqs, scheme):
     """Candidates from the edge list (or computed on --backend), traced on the CPU."""
     if args.distances:
         edges = read_edges(args.distances)
@@ -24,19 +25,20 @@ def seqdist_table(args, seqs, scheme, cpu):
         edges = candidate_edges(seqs, args.identity, args.iddef, scheme=scheme,
                                 backend=backends.select(args.backend), threads=args.threads,
                                 prune=args.prune)
-    return filter_edges(seqs, edges, args.identity, args.iddef, scheme, cpu, args.threads)
+    return filter_edges(seqs, edges, args.identity, args.iddef, scheme, backends.select("cpu"),
+                        args.threads)
 
 
-def affine_table(args, seqs, scheme, cpu):
-    """The pairs of the edge list, or every pair aligned on --backend, that reach the
-    threshold, traced on the CPU (vsearch's allpairs_global)."""
+def affine_table(args, seqs, scheme):
+    """The pairs of the edge list, or every pair, that reach the threshold, counted and
+    traced on --backend (vsearch's allpairs_global)."""
+    backend = backends.select(args.backend)
     if args.distances:
         edges = read_edges(args.distances)
         check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
-        return filter_affine_edges(seqs, edges, args.identity, args.iddef, scheme, cpu,
+        return filter_affine_edges(seqs, edges, args.identity, args.iddef, scheme, backend,
                                    args.threads)
-    return filter_affine(seqs, scheme, backends.select(args.backend), cpu, args.identity,
-                         args.iddef, args.threads)
+    return filter_affine(seqs, scheme, backend, args.identity, args.iddef, args.threads)
 
 
 # The table of each scoring family.
@@ -47,7 +49,7 @@ def run(args) -> None:
     scheme = scoring.get(args.scoring)
     table = FAMILIES[scheme.family]
     seqs = read_unique_fasta(args.input)
-    write_tsv(args.output, table(args, seqs, scheme, backends.select("cpu")))
+    write_tsv(args.output, table(args, seqs, scheme))
 
 
 def register(sub) -> None:

@@ -21,7 +21,8 @@ BACKEND = Backend(
     affine_counts=trace_affine.counter,
     local_scores=local.local_scores,
     trace_seqdist=trace_seqdist.trace_pairs,
-    trace_affine=trace_affine.trace_pairs,
+    trace_affine=trace_affine.tracer,
+    affine_counts_traced=True,
     # measured on C005's reads against the full kernel (benchmarks/RESULTS.md); a wider
     # band costs more than the full alignment it would spare
     band_cost={8: 9.1},

@@ -315,6 +315,11 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
     return traced(la, lb, trace_range, scored=True)
 
 
+def tracer(codes, offsets, scheme, threads: int | None = None):
+    """The contract's trace_affine kernel on the CPU: (pa, pb) -> trace_pairs'."""
+    return lambda pa, pb: trace_pairs(codes, offsets, pa, pb, scheme, threads)
+
+
 def counter(codes, offsets, scheme, threads: int | None = None):
     """The contract's affine_counts kernel on the CPU: (pa, pb) -> the AFFINE_COUNTS (int32)
     of each pair's traced alignment (trace_pairs' counts and score)."""

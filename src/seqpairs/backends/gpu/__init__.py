@@ -38,5 +38,6 @@ def backend(device: int = 0) -> Backend:
         upper_cost=band.UPPER_COST,
         affine=affine.aligner,
         affine_counts=affine.counter,
+        trace_affine=affine.tracer,
         local_scores=local.local_scores,
     )

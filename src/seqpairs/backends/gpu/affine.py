@@ -1,6 +1,6 @@
 """The affine global alignment kernels on the GPU: score and length of each pair under an
-AffineScheme (gpu_kernels/affine.cu), the same as backends/cpu/affine.py, and the counts of
-the alignment vsearch's traceback takes (gpu_kernels/affine_counts.cu), the same as
+AffineScheme (gpu_kernels/affine.cu), the same as backends/cpu/affine.py; the alignment
+vsearch's traceback takes, or its counts alone (gpu_kernels/affine_trace.cu), the same as
 backends/cpu/trace_affine.py's."""
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import numpy as np
 
 from ...errors import UserError
 from ...scoring.affine import NEG
-from ..common import check_lengths, unpack_affine
+from ..alignments import COUNTS, ScoredAlignments
+from ..common import AFFINE_COUNTS, check_lengths
 from .kernels import VARIANTS
 from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
-
-BOUNDARY_WORDS = 8  # affine_counts.cu's boundary row: H's and E's score and three words
 
 
 def neg_score_32(scheme) -> int:
@@ -105,37 +104,89 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     return align
 
 
-def counter(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
-    """The contract's affine_counts kernel on the current GPU: (pa, pb) -> the AFFINE_COUNTS
-    (int32) of the alignment vsearch's traceback takes (gpu_kernels/affine_counts.cu), the
-    same as the CPU backend's traced counts. Substitution scores must fit int8."""
+def traced(codes, offsets, scheme, max_batch, runs: bool):
+    """(pa, pb) -> device arrays of gpu_kernels/affine_trace.cu for the pairs (pa[k] as A,
+    pb[k] as B): score (int32), counts (int32, pairs x alignments.COUNTS) and, with `runs`,
+    the runs of all pairs back to back and each pair's number of runs (int64)."""
     import cupy
 
     _, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
-    variant = VARIANTS["affine_counts"].tuned(**tuning)
+    variant = VARIANTS["affine_trace" if runs else "affine_trace_counts"]
+    kernel, strip = variant.function_handle(), variant.defines["STRIP"]
     costs = tuple(np.int32(c) for c in (
         scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
         scheme.end_open + scheme.end_extend, scheme.end_extend, scheme.end_open,
         scheme.end_extend))
 
-    def launch(grid, block, d_pa, d_pb, m, rows_total):
-        score = cupy.full(m, INT_POISON, dtype=cupy.int32)
-        words = [cupy.empty(m, dtype=cupy.uint32) for _ in range(3)]
-        variant.function_handle()(grid, block, (
-            d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs,
-            cupy.empty(BOUNDARY_WORDS * rows_total, dtype=cupy.int32), np.int64(rows_total),
-            score, *words))
-        return (score, *words)
+    def launch_all(pa, pb):
+        la, lb = lengths[pa], lengths[pb]
+        max_la, max_lb = int(la.max()), int(lb.max())
+        words = -(-max_lb // strip)  # moves words per row
+        # a row of A: its boundary (H, E) and moves; a pair's run slots (la + lb) and
+        # outputs spread over its rows
+        row_bytes = 8 + 4 * words + -(-4 * (max_la + max_lb + len(COUNTS) + 3)
+                                      // (max_la + 1))
+
+        def launch(grid, block, d_pa, d_pb, m, rows_total):
+            score = cupy.full(m, INT_POISON, dtype=cupy.int32)
+            counts = cupy.empty((m, len(COUNTS)), dtype=cupy.int32)
+            work = (cupy.empty(2 * rows_total, dtype=cupy.int32), np.int64(rows_total),
+                    cupy.empty((rows_total // m - 1) * words * m, dtype=cupy.uint32),
+                    np.int64(words))
+            inputs = (d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs, *work)
+            if not runs:
+                kernel(grid, block, (*inputs, counts, score))
+                return score, counts
+            slots = lengths[d_pa] + lengths[d_pb]
+            run_start = cupy.cumsum(slots) - slots
+            slot_runs = cupy.empty(int(slots.sum()), dtype=cupy.int32)
+            n_runs = cupy.zeros(m, dtype=cupy.int32)
+            kernel(grid, block, (*inputs, run_start, slot_runs, n_runs, counts, score))
+            n_runs = n_runs.astype(cupy.int64)
+            first = cupy.repeat(run_start - (cupy.cumsum(n_runs) - n_runs), n_runs)
+            return score, counts, slot_runs[first + cupy.arange(int(n_runs.sum()))], n_runs
+
+        outputs = one_thread_per_pair(lengths, pa, pb, row_bytes, max_batch, launch)
+        check_written(outputs[0] == INT_POISON, len(pa), "results")
+        return outputs
+
+    def run(pa, pb):
+        if len(pa) == 0:
+            return ((cupy.empty(0, cupy.int32), cupy.empty((0, len(COUNTS)), cupy.int32))
+                    + ((cupy.empty(0, cupy.int32), cupy.empty(0, cupy.int64)) if runs else ()))
+        return launch_all(pa, pb)
+
+    return run, lengths
+
+
+def counter(codes, offsets, scheme, threads=None, *, max_batch=None):
+    """The contract's affine_counts kernel on the current GPU: (pa, pb) -> the AFFINE_COUNTS
+    (int32) of the alignment vsearch's traceback takes, the CPU backend's (the traceback of
+    gpu_kernels/affine_trace.cu without its runs). Substitution scores must fit int8."""
+    run, _ = traced(codes, offsets, scheme, max_batch, runs=False)
+    columns = [COUNTS.index(name) for name in AFFINE_COUNTS[1:]]
 
     def count(pa, pb):
         pa, pb, on_host = device_pairs(pa, pb)
-        if len(pa) == 0:
-            outputs = (cupy.empty(0, dtype=cupy.int32),) + (cupy.empty(0, cupy.uint32),) * 3
-        else:
-            outputs = one_thread_per_pair(lengths, pa, pb, 4 * BOUNDARY_WORDS, max_batch,
-                                          launch)
-            check_written(outputs[0] == INT_POISON, len(pa), "results")
-        counts = unpack_affine(lengths[pa], lengths[pb], *outputs)
-        return tuple(c.get() for c in counts) if on_host else counts
+        score, counts = run(pa, pb)
+        found = (score, *(counts[:, c].copy() for c in columns))
+        return tuple(c.get() for c in found) if on_host else found
 
     return count
+
+
+def tracer(codes, offsets, scheme, threads=None, *, max_batch=None):
+    """The contract's trace_affine on the current GPU, as a function (pa, pb) ->
+    alignments.ScoredAlignments (host arrays) of the pairs (pa[k] as A, the query; pb[k]
+    as B, the target), traced with vsearch's tie rules (gpu_kernels/affine_trace.cu): the
+    CPU backend's counts, runs and scores. Substitution scores must fit int8."""
+    run, lengths = traced(codes, offsets, scheme, max_batch, runs=True)
+
+    def trace(pa, pb):
+        pa, pb, _ = device_pairs(pa, pb)
+        score, counts, runs, n_runs = (a.get() for a in run(pa, pb))
+        run_offsets = np.concatenate(([0], np.cumsum(n_runs))).astype(np.int64)
+        return ScoredAlignments(counts, runs, run_offsets, lengths[pa].get(),
+                                lengths[pb].get(), score)
+
+    return trace
