@@ -11,12 +11,19 @@
 // [row][pair] boundary buffer for the next strip. Each cell's four direction bits
 // (trace_affine.py's move byte: H takes E, H takes F, E extends, F extends) go into one
 // word per row and strip, moves[((i - 1) * words_per_row + strip) * npairs + pair], so a
-// warp's stores are coalesced. Substitution scores fit int8: a column word holds its
-// letter's four scores, and a byte permute with sign extension picks the row letter's.
+// warp's stores are coalesced. Substitution scores: with TABLE 0 (four letters, DNA) a
+// column word holds its letter's four int8 scores and a byte permute with sign extension
+// picks the row letter's; with TABLE 1 (up to MAX_LETTERS letters: protein matrices) the
+// whole table sits in shared memory and a row reads its letter's line of it.
 #ifndef STRIP
 #define STRIP 8
 #endif
 static_assert(STRIP == 8, "a strip's moves are one 32-bit word of 4-bit cells");
+#ifndef TABLE
+#define TABLE 0
+#endif
+#define MAX_LETTERS 32
+#define SUBST_WORDS (TABLE ? MAX_LETTERS * MAX_LETTERS : 16)
 
 typedef unsigned int u32;
 
@@ -50,22 +57,24 @@ __device__ __forceinline__ int substitution(u32 col, u32 selector)
 
 // The score of H(la, lb), every cell's moves written.
 __device__ int fill(const unsigned char* A, const unsigned char* B, int la, int lb,
-                    const int* s_subst, int gap_open_ext, int gap_ext, int end_open_ext,
-                    int end_ext, int end_open, int end_extend, int* bnd_h, int* bnd_e,
+                    const int* s_subst, int letters, int gap_open_ext, int gap_ext,
+                    int end_open_ext, int end_ext, int end_open, int end_extend, int* bnd_h,
+                    int* bnd_e,
                     size_t stride, u32* moves, size_t words_per_row)
 {
     int score = 0;
     for (int j0 = 1, s = 0; j0 <= lb; j0 += STRIP, s++) {
         const bool final = j0 + STRIP > lb;
-        u32 col[STRIP];
+        u32 col[STRIP];  // TABLE 0: the column's four scores; TABLE 1: its letter
         int h[STRIP], f[STRIP], ov[STRIP], ev[STRIP];
 #pragma unroll
         for (int t = 0; t < STRIP; t++) {
             const int j = j0 + t;
             const int b = j <= lb ? B[j - 1] : 0;  // columns past lb: computed, never read
-            col[t] = (u32)(s_subst[b] & 0xFF) | ((u32)(s_subst[4 + b] & 0xFF) << 8)
-                     | ((u32)(s_subst[8 + b] & 0xFF) << 16)
-                     | ((u32)(s_subst[12 + b] & 0xFF) << 24);
+            col[t] = TABLE ? (u32)b
+                           : (u32)(s_subst[b] & 0xFF) | ((u32)(s_subst[4 + b] & 0xFF) << 8)
+                                 | ((u32)(s_subst[8 + b] & 0xFF) << 16)
+                                 | ((u32)(s_subst[12 + b] & 0xFF) << 24);
             h[t] = -end_open - j * end_extend;  // row 0
             f[t] = NEG_SCORE;
             ov[t] = j == lb ? end_open_ext : gap_open_ext;  // vertical gaps: end ones in lb
@@ -83,7 +92,8 @@ __device__ int fill(const unsigned char* A, const unsigned char* B, int la, int 
             }
             int diag = up_left;
             up_left = left_h;
-            const u32 selector = score_selector(A[i - 1]);
+            const u32 selector = score_selector(TABLE ? 0 : A[i - 1]);
+            const int* line = s_subst + (TABLE ? A[i - 1] * letters : 0);
             const int oh = i == la ? end_open_ext : gap_open_ext;  // horizontal gaps
             const int eh = i == la ? end_ext : gap_ext;
             u32 word = 0u;
@@ -95,7 +105,7 @@ __device__ int fill(const unsigned char* A, const unsigned char* B, int la, int 
                 const int e_ext = left_e - eh, e_open = left_h - oh;
                 const bool e_extends = e_ext > e_open;
                 const int ne = max(e_ext, e_open);
-                const int d = diag + substitution(col[t], selector);
+                const int d = diag + (TABLE ? line[col[t]] : substitution(col[t], selector));
                 const bool takes_f = nf > d;  // ties: D, then F, then E
                 int nh = max(d, nf);
                 const bool takes_e = ne > nh;
@@ -201,19 +211,20 @@ __device__ int walk(const unsigned char* A, const unsigned char* B, int la, int 
 
 // Per pair (pa[k] as A, the query; pb[k] as B, the target): score[k], counts[k * NCOUNTS
 // ...] and with RUNS n_runs[k] runs at runs[run_start[k] ...] (la + lb slots). subst:
-// 4 x 4 (values within int8); the gap steps (open + extend, extend) inside and at the
-// ends; end_open, end_extend for the borders; bnd: two planes (H, E) of (longest A + 1) *
-// npairs ints; moves: longest A * words_per_row * npairs words.
+// letters x letters (TABLE 0: 4 letters, values within int8; TABLE 1: at most
+// MAX_LETTERS); the gap steps (open + extend, extend) inside and at the ends; end_open,
+// end_extend for the borders; bnd: two planes (H, E) of (longest A + 1) * npairs ints;
+// moves: longest A * words_per_row * npairs words.
 template <bool RUNS>
 __device__ void trace(const unsigned char* codes, const long long* offsets,
                       const long long* pa, const long long* pb, int npairs, const int* subst,
-                      int gap_open_ext, int gap_ext, int end_open_ext, int end_ext,
+                      int letters, int gap_open_ext, int gap_ext, int end_open_ext, int end_ext,
                       int end_open, int end_extend, int* bnd, long long plane, u32* moves,
                       long long words_per_row, const long long* run_start, int* runs,
                       int* n_runs, int* counts, int* score)
 {
-    __shared__ int s_subst[16];
-    if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
+    __shared__ int s_subst[SUBST_WORDS];
+    for (int w = threadIdx.x; w < letters * letters; w += blockDim.x) s_subst[w] = subst[w];
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= npairs) return;
@@ -223,8 +234,8 @@ __device__ void trace(const unsigned char* codes, const long long* offsets,
     const int la = (int)(offsets[x + 1] - offsets[x]);
     const int lb = (int)(offsets[y + 1] - offsets[y]);
     const size_t stride = (size_t)npairs;
-    score[k] = fill(A, B, la, lb, s_subst, gap_open_ext, gap_ext, end_open_ext, end_ext,
-                    end_open, end_extend, bnd + k, bnd + plane + k, stride, moves + k,
+    score[k] = fill(A, B, la, lb, s_subst, letters, gap_open_ext, gap_ext, end_open_ext,
+                    end_ext, end_open, end_extend, bnd + k, bnd + plane + k, stride, moves + k,
                     (size_t)words_per_row);
     const int found = walk<RUNS>(A, B, la, lb, moves + k, (size_t)words_per_row, stride,
                                  RUNS ? runs + run_start[k] : nullptr,
@@ -236,28 +247,28 @@ __device__ void trace(const unsigned char* codes, const long long* offsets,
 extern "C" __global__ void affine_trace(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
-    const int* __restrict__ subst, const int gap_open_ext, const int gap_ext,
+    const int* __restrict__ subst, const int letters, const int gap_open_ext, const int gap_ext,
     const int end_open_ext, const int end_ext, const int end_open, const int end_extend,
     int* __restrict__ bnd, const long long plane, u32* __restrict__ moves,
     const long long words_per_row, const long long* __restrict__ run_start,
     int* __restrict__ runs, int* __restrict__ n_runs, int* __restrict__ counts,
     int* __restrict__ score)
 {
-    trace<true>(codes, offsets, pa, pb, npairs, subst, gap_open_ext, gap_ext, end_open_ext,
-                end_ext, end_open, end_extend, bnd, plane, moves, words_per_row, run_start,
-                runs, n_runs, counts, score);
+    trace<true>(codes, offsets, pa, pb, npairs, subst, letters, gap_open_ext, gap_ext,
+                end_open_ext, end_ext, end_open, end_extend, bnd, plane, moves, words_per_row,
+                run_start, runs, n_runs, counts, score);
 }
 
 // Counts and scores only (the contract's affine_counts): no runs are kept.
 extern "C" __global__ void affine_trace_counts(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
-    const int* __restrict__ subst, const int gap_open_ext, const int gap_ext,
+    const int* __restrict__ subst, const int letters, const int gap_open_ext, const int gap_ext,
     const int end_open_ext, const int end_ext, const int end_open, const int end_extend,
     int* __restrict__ bnd, const long long plane, u32* __restrict__ moves,
     const long long words_per_row, int* __restrict__ counts, int* __restrict__ score)
 {
-    trace<false>(codes, offsets, pa, pb, npairs, subst, gap_open_ext, gap_ext, end_open_ext,
-                 end_ext, end_open, end_extend, bnd, plane, moves, words_per_row, nullptr,
-                 nullptr, nullptr, counts, score);
+    trace<false>(codes, offsets, pa, pb, npairs, subst, letters, gap_open_ext, gap_ext,
+                 end_open_ext, end_ext, end_open, end_extend, bnd, plane, moves, words_per_row,
+                 nullptr, nullptr, nullptr, counts, score);
 }

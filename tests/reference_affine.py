@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from seqpairs.scoring import AffineScheme
 from seqpairs.scoring.affine import NEG
-from seqpairs.scoring.alphabet import DNA
 
 
 def best(*states):
@@ -55,7 +54,7 @@ def matrices(a: str, b: str, scheme: AffineScheme):
                                      (E[i][j - 1] - eh, LE[i][j - 1] + 1))
             F[i][j], LF[i][j] = best((H[i - 1][j] - ov - ev, LH[i - 1][j] + 1),
                                      (F[i - 1][j] - ev, LF[i - 1][j] + 1))
-            d = H[i - 1][j - 1] + subst[DNA.index(a[i - 1])][DNA.index(b[j - 1])]
+            d = H[i - 1][j - 1] + subst[scheme.alphabet.index(a[i - 1])][scheme.alphabet.index(b[j - 1])]
             H[i][j], LH[i][j] = best((d, LH[i - 1][j - 1] + 1), (E[i][j], LE[i][j]),
                                      (F[i][j], LF[i][j]))
     return H, LH, E, LE, F, LF
@@ -105,7 +104,7 @@ def vsearch_traceback(a: str, b: str, scheme: AffineScheme):
             E[i][j], e_extends[i][j] = (e_ext, True) if e_ext > e_open else (e_open, False)
             f_open, f_ext = H[i - 1][j] - ov - ev, F[i - 1][j] - ev
             F[i][j], f_extends[i][j] = (f_ext, True) if f_ext > f_open else (f_open, False)
-            d = H[i - 1][j - 1] + subst[DNA.index(a[i - 1])][DNA.index(b[j - 1])]
+            d = H[i - 1][j - 1] + subst[scheme.alphabet.index(a[i - 1])][scheme.alphabet.index(b[j - 1])]
             H[i][j], choice[i][j] = d, "M"
             if F[i][j] > H[i][j]:
                 H[i][j], choice[i][j] = F[i][j], "D"
@@ -143,7 +142,7 @@ def column_score(cols, scheme: AffineScheme) -> int:
     while k < len(cols):
         x, y = cols[k]
         if ops[k] == "M":
-            score += scheme.subst[DNA.index(x)][DNA.index(y)]
+            score += scheme.subst[scheme.alphabet.index(x)][scheme.alphabet.index(y)]
             i, j, k = i + 1, j + 1, k + 1
             continue
         run = k

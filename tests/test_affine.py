@@ -256,7 +256,7 @@ def test_negative_cost_is_user_error(field):
     ({"subst": ((MAX_COST + 1,) * 4,) * 4}, "beyond"),
     ({"gap_open": 1.5}, "gap_open must be an integer"),
     ({"end_extend": MAX_COST + 1}, "end_extend must be between"),
-    ({"alphabet": "ACTG"}, r"score DNA \(ACGT\) only"),
+    ({"alphabet": "AACG"}, "distinct upper-case ASCII letters"),
 ])
 def test_bad_scheme_is_user_error(kwargs, message):
     args = {"alphabet": DNA, "subst": SCHEMES["affine"].subst, "gap_open": 5, "gap_extend": 2,

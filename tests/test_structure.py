@@ -16,7 +16,7 @@ from seqpairs import backends, cluster, parallel, scoring
 from seqpairs.backends.gpu import kernels
 from seqpairs.cli import build_parser
 from seqpairs.errors import UserError
-from seqpairs.scoring.alphabet import DNA, encode_all
+from seqpairs.scoring.alphabet import AMINO_ACIDS, DNA, encode_all
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "seqpairs"
@@ -36,8 +36,8 @@ def choices(command: str, option: str) -> tuple:
 
 
 def test_registry_names_are_the_stages_choices_and_the_config_enums():
-    assert scoring.names("distance") == ("seqdist", "vsearch")
-    assert scoring.names("filter") == ("seqdist", "vsearch")
+    assert scoring.names("distance") == ("seqdist", "vsearch", "blosum62")
+    assert scoring.names("filter") == ("seqdist", "vsearch", "blosum62")
     for stage in ("distance", "filter"):
         assert choices(stage, "--scoring") == scoring.names(stage)
         assert schema_enum(stage, "scoring") == list(scoring.names(stage))
@@ -49,7 +49,9 @@ def test_every_scheme_is_one_kind_of_object_with_one_dna_encoding():
     for name in scoring.REGISTRY:
         scheme = scoring.get(name)
         assert isinstance(scheme, scoring.Scheme) and scheme.family == scoring.REGISTRY[name].family
-        assert scheme.alphabet.startswith(DNA) or name == "blastp"
+        # one encoding per kind of letters: DNA's ACGT first, or the 20 amino acids first
+        standard = {"dna": DNA, "protein": AMINO_ACIDS}[scoring.REGISTRY[name].letters]
+        assert scheme.alphabet.startswith(standard)
         assert scheme.matrix().shape == (len(scheme.alphabet),) * 2
     codes, _ = encode_all(["ACGT"])
     assert list(codes) == [0, 1, 2, 3]

@@ -1071,6 +1071,8 @@ def test_lint_reports_nothing(tmp_path):
          ["datasets.d1", "filter.identity", "distance.candidate_identity"]),
         ({"samples": {"s1": "a.fq"}, "cluster": {"weighted": True}},
          ["datasets.d1", "cluster.weighted"]),
+        ({"samples": {"s1": "a.fq"}, "distance": {"scoring": "blosum62"}},
+         ["datasets.d1", "distance.scoring blosum62 scores protein", "ingests DNA"]),
     ],
 )
 def test_invalid_config_stops_snakemake_naming_the_key(tmp_path, dataset, words):

@@ -9,6 +9,7 @@ from seqpairs.backends import gpu
 from seqpairs.backends.cpu import affine as cpu_affine
 from seqpairs.backends.gpu import affine as gpu_affine
 from seqpairs.cli import main
+from seqpairs.errors import UserError
 from seqpairs.scoring import AffineScheme
 from seqpairs.scoring.alphabet import DNA
 from seqpairs.scoring.alphabet import encode_all as encode
@@ -86,8 +87,6 @@ def test_real_datasets(shared_data, name):
 
 @pytest.mark.parametrize("kernel", ["aligner", "counter", "tracer"])
 def test_scores_outside_int8_are_refused(kernel):
-    from seqpairs.errors import UserError
-
     codes, offsets = encode(["ACGT", "ACGA"])
     with pytest.raises(UserError, match="-128 and 127"):
         getattr(gpu_affine, kernel)(codes, offsets, AffineScheme.dna(200, -4, 20, 2))
@@ -223,3 +222,44 @@ def test_filter_on_the_gpu_is_the_cpus(shared_data):
     assert len(want) > 1000
     pd.testing.assert_frame_equal(seqfilter.filter_affine(s, vsearch, gpu_backend, 0.9, 2),
                                   want)
+
+
+# --- protein: BLOSUM62's 24 letters in affine_trace.cu's shared table ---
+
+
+def test_protein_traces_and_counts_are_the_cpus():
+    from proteins import proteins
+    from seqpairs import scoring
+    from seqpairs.backends.cpu import trace_affine
+
+    scheme = scoring.get("blosum62")
+    seqs = proteins(seed=44, n=120, max_len=400)
+    codes, offsets = encode(seqs, scheme.alphabet)
+    rng = np.random.default_rng(44)
+    pa, pb = random_pairs(rng, len(seqs), 3000)
+    want = trace_affine.trace_pairs(codes, offsets, pa, pb, scheme)
+    got = gpu_affine.tracer(codes, offsets, scheme, max_batch=1024)(pa, pb)
+    assert np.array_equal(got.score, want.score) and np.array_equal(got.counts, want.counts)
+    assert np.array_equal(got.runs, want.runs)
+    assert np.array_equal(got.run_offsets, want.run_offsets)
+    counts = gpu_affine.counter(codes, offsets, scheme)(pa, pb)
+    assert np.array_equal(counts[0], want.score) and np.array_equal(counts[1], want["matches"])
+    with pytest.raises(UserError, match="four letters"):
+        gpu_affine.aligner(codes, offsets, scheme)
+
+
+def test_protein_distance_stage_cpu_equals_gpu(tmp_path):
+    from proteins import proteins
+
+    seqs = proteins(seed=45, n=200, max_len=300)
+    fasta = tmp_path / "p.fasta"
+    fasta.write_text("".join(f">p{k}\n{s}\n" for k, s in enumerate(seqs)))
+    outputs = {}
+    for backend in ("cpu", "gpu"):
+        edges, kept = tmp_path / f"{backend}.npz", tmp_path / f"{backend}.tsv"
+        assert main(["-q", "distance", "-i", str(fasta), "--scoring", "blosum62", "--backend",
+                     backend, "--max-distance", "0.5", "--edges", str(edges)]) == 0
+        assert main(["-q", "filter", "-i", str(fasta), "--scoring", "blosum62", "--backend",
+                     backend, "--identity", "0.5", "-o", str(kept)]) == 0
+        outputs[backend] = (edges.read_bytes(), kept.read_bytes())
+    assert outputs["cpu"] == outputs["gpu"]

@@ -39,7 +39,7 @@ if SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     )
 sys.path.insert(0, SRC)
 from seqpairs.cluster import METHODS  # noqa: E402
-from seqpairs.scoring import filter_reads_edge_list  # noqa: E402
+from seqpairs.scoring import REGISTRY, filter_reads_edge_list  # noqa: E402
 from seqpairs.limits import MAX_LIST_LINES  # noqa: E402
 
 SIMULATED_DIR = "resources/simulated"
@@ -160,6 +160,14 @@ def check_dataset(dataset, params):
             f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
             f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
         )
+    for stage in ("distance", "filter"):
+        name = params[stage]["scoring"]
+        if REGISTRY[name].letters != "dna":
+            raise WorkflowError(
+                f"config: datasets.{dataset}: {stage}.scoring {name} scores "
+                f"{REGISTRY[name].letters}, and the workflow ingests DNA reads; align "
+                f"protein with `seqpairs {stage} --scoring {name}`."
+            )
     method = METHODS[cluster["linkage"]]
     if cluster["distance"] not in method.reads:
         raise WorkflowError(

@@ -23,7 +23,7 @@ class SequenceSet:
     ids: list[str]
     seqs: list[str]
     sizes: np.ndarray  # int64 abundance (1 where the header had no ;size=)
-    codes: np.ndarray  # uint8 (scoring.alphabet's DNA codes), all sequences concatenated
+    codes: np.ndarray  # uint8 (scoring.alphabet's codes), all sequences concatenated
     offsets: np.ndarray  # int64, start of sequence k in codes; offsets[n] == len(codes)
 
     @property
@@ -87,12 +87,13 @@ def records(path: str):
         raise UserError(f"{path}: no FASTA records")
 
 
-def read_unique_fasta(path: str) -> SequenceSet:
-    """A FASTA of unique ACGT sequences (ingest's output, or any clean FASTA)."""
+def read_unique_fasta(path: str, alphabet: str = DNA) -> SequenceSet:
+    """A FASTA of unique sequences (ingest's output, or any clean FASTA) in `alphabet`
+    (scoring/alphabet.py; ACGT unless a scheme scores other letters)."""
     ids, sizes, seqs = (list(column) for column in zip(*records(path)))
     if sum(sizes) > INT64_MAX:
         raise UserError(f"{path}: the ;size= abundances add up to more than 2^63 - 1")
-    codes, offsets = encode_all(seqs, DNA, path, ids)
+    codes, offsets = encode_all(seqs, alphabet, path, ids)
     return SequenceSet(ids, seqs, np.asarray(sizes, dtype=np.int64), codes, offsets)
 
 

@@ -27,6 +27,7 @@ class Entry:
     family: str
     summary: str
     build: Callable[[], Scheme]  # called once, on first use (a matrix loads Biopython)
+    letters: str = "dna"  # what it scores, "dna" or "protein", known without building it
 
 
 REGISTRY = {
@@ -37,10 +38,14 @@ REGISTRY = {
     # The filter traces it with vsearch's choice among equal-score paths.
     "vsearch": Entry("affine", "vsearch's default global alignment scoring",
                      lambda: AffineScheme.usearch(2, -4, 20, 2, 2, 1)),
+    # global protein alignment as parasail's nw with BLOSUM62 scores it (parasail's gap
+    # open 12, extend 1: its opening includes the first column)
+    "blosum62": Entry("affine", "BLOSUM62 global alignment, gaps 11 + k (end gaps too)",
+                      lambda: AffineScheme.from_matrix("BLOSUM62", 11, 1), "protein"),
     "blastn": Entry("local", "BLASTN's defaults (blastn task): +2/-3, gaps 5 + 2k",
                     lambda: LocalScheme.dna(2, -3, 5, 2)),
     "blastp": Entry("local", "BLASTP's defaults: BLOSUM62, gaps 11 + k",
-                    lambda: LocalScheme.from_matrix("BLOSUM62", 11, 1)),
+                    lambda: LocalScheme.from_matrix("BLOSUM62", 11, 1), "protein"),
 }
 # The families each stage runs.
 FAMILIES = {"distance": ("seqdist", "affine"), "filter": ("seqdist", "affine"), "psse": ("local",)}

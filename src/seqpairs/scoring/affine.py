@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 from .alphabet import DNA
-from .scheme import Scheme, integer
+from .scheme import Scheme, integer, named_matrix
 
 NEG = -(1 << 30)  # score of an impossible state; every real score stays far above it
 
@@ -19,8 +19,8 @@ NEG = -(1 << 30)  # score of an impossible state; every real score stays far abo
 class AffineScheme(Scheme):
     """Scores of an integer global alignment, maximised; all arithmetic in int32.
 
-    The alphabet is DNA (ACGT: the kernels hold four letters); subst[a][b] scores letter
-    code a of A against code b of B. A gap of length k costs open + k * extend (NCBI's
+    Any alphabet (DNA's ACGT, a named matrix's letters: from_matrix); subst[a][b] scores
+    letter code a of A against code b of B. A gap of length k costs open + k * extend (NCBI's
     convention; linear gaps: open 0), with `gap_*` inside the alignment and `end_*` for
     terminal gaps. All costs are >= 0; costs and |subst| are at most MAX_COST.
 
@@ -53,9 +53,6 @@ class AffineScheme(Scheme):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.alphabet != DNA:
-            raise UserError(f"affine scheme: the kernels score DNA ({DNA}) only, "
-                            f"not {self.alphabet!r}")
         self._costs("gap_open", "gap_extend", "end_open", "end_extend")
 
     @classmethod
@@ -66,6 +63,14 @@ class AffineScheme(Scheme):
         return cls(DNA, subst, gap_open, gap_extend,
                    gap_open if end_open is None else end_open,
                    gap_extend if end_extend is None else end_extend)
+
+    @classmethod
+    def from_matrix(cls, name: str, gap_open: int, gap_extend: int,
+                    alphabet: str = "protein") -> AffineScheme:
+        """A Biopython substitution matrix by name (scheme.named_matrix), end gaps costing
+        as much as inner ones (parasail's nw)."""
+        letters, subst = named_matrix(name, alphabet)
+        return cls(letters, subst, gap_open, gap_extend, gap_open, gap_extend)
 
     @classmethod
     def usearch(cls, match: int, mismatch: int, gap_open: int, gap_extend: int,

@@ -8,12 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UserError
-from .alphabet import AMINO_ACIDS, DNA
-from .scheme import Scheme
-
-# Standard letters of each `LocalScheme.from_matrix` alphabet; they take the first codes.
-STANDARD = {"protein": AMINO_ACIDS, "dna": DNA}
+from .alphabet import DNA
+from .scheme import Scheme, named_matrix
 
 
 @dataclass(frozen=True)
@@ -50,38 +46,11 @@ class LocalScheme(Scheme):
 
     @classmethod
     def from_matrix(cls, name: str, gap_open: int, gap_extend: int,
-                     alphabet: str = "protein") -> LocalScheme:
-        """A Biopython substitution matrix by name (Bio.Align.substitution_matrices.load).
-
-        alphabet "protein": codes 0-19 are the standard amino acids ARNDCQEGHILKMFPSTWYV,
-        then the matrix's other letters in its own order (BLOSUM62: B Z X *); "dna":
-        codes 0-3 are ACGT, then the matrix's other letters (NUC.4.4: S W R Y K M B V H D N).
-        The matrix must score every standard letter and hold integers only.
-        """
-        from Bio.Align import substitution_matrices
-
-        standard = STANDARD.get(alphabet)
-        if standard is None:
-            raise UserError(f"local scheme: alphabet must be one of {', '.join(STANDARD)}, "
-                            f"got {alphabet!r}")
-        try:
-            table = substitution_matrices.load(name)
-        except (FileNotFoundError, ValueError, TypeError):
-            raise UserError(f"unknown substitution matrix {name!r}; available: "
-                            f"{', '.join(substitution_matrices.load())}") from None
-        letters = table.alphabet
-        if not isinstance(letters, str) or table.ndim != 2:
-            raise UserError(f"substitution matrix {name} does not score single letters")
-        missing = [c for c in standard if c not in letters]
-        if missing:
-            raise UserError(f"substitution matrix {name} has no score for {''.join(missing)}, "
-                            f"so it cannot score the {alphabet} alphabet")
-        order = standard + "".join(c for c in letters if c not in standard)
-        values = [[table[a, b] for b in order] for a in order]
-        if any(v != round(v) for row in values for v in row):
-            raise UserError(f"substitution matrix {name} has non-integer scores")
-        return cls(order, tuple(tuple(int(v) for v in row) for row in values), gap_open,
-                   gap_extend)
+                    alphabet: str = "protein") -> LocalScheme:
+        """A Biopython substitution matrix by name (scheme.named_matrix: its letters and
+        scores) with these gap costs."""
+        letters, subst = named_matrix(name, alphabet)
+        return cls(letters, subst, gap_open, gap_extend)
 
     def max_score(self, m, n):
         """Bound on the score of a query of length m against a target of length n (NumPy

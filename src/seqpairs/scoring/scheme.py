@@ -9,6 +9,10 @@ from typing import ClassVar
 
 from ..errors import UserError
 from . import alphabet as letters
+from .alphabet import AMINO_ACIDS, DNA
+
+# Standard letters of each named matrix's alphabet; they take the first codes.
+STANDARD = {"protein": AMINO_ACIDS, "dna": DNA}
 
 # Bound on every integer cost and |substitution score|: a path has at most 2 * 16,383
 # (< 2**15) columns, each worth at most 2 * MAX_COST, so the integer recurrences stay
@@ -85,3 +89,37 @@ def subst_rows(subst, alphabet: str, scheme: str, number=integer) -> tuple[tuple
             raise UserError(f"{scheme}: subst[{alphabet[a]}] has a score beyond +-{MAX_COST}")
         out.append(values)
     return tuple(out)
+
+
+def named_matrix(name: str, alphabet: str = "protein") -> tuple[str, tuple[tuple, ...]]:
+    """(letters, subst) of a Biopython substitution matrix by name
+    (Bio.Align.substitution_matrices.load).
+
+    alphabet "protein": codes 0-19 are the standard amino acids ARNDCQEGHILKMFPSTWYV, then
+    the matrix's other letters in its own order (BLOSUM62: B Z X *); "dna": codes 0-3 are
+    ACGT, then the matrix's other letters (NUC.4.4: S W R Y K M B V H D N). The matrix must
+    score every standard letter and hold integers only.
+    """
+    from Bio.Align import substitution_matrices
+
+    standard = STANDARD.get(alphabet)
+    if standard is None:
+        raise UserError(f"substitution matrix {name}: alphabet must be one of "
+                        f"{', '.join(STANDARD)}, got {alphabet!r}")
+    try:
+        table = substitution_matrices.load(name)
+    except (FileNotFoundError, ValueError, TypeError):
+        raise UserError(f"unknown substitution matrix {name!r}; available: "
+                        f"{', '.join(substitution_matrices.load())}") from None
+    found = table.alphabet
+    if not isinstance(found, str) or table.ndim != 2:
+        raise UserError(f"substitution matrix {name} does not score single letters")
+    missing = [c for c in standard if c not in found]
+    if missing:
+        raise UserError(f"substitution matrix {name} has no score for {''.join(missing)}, "
+                        f"so it cannot score the {alphabet} alphabet")
+    order = standard + "".join(c for c in found if c not in standard)
+    values = [[table[a, b] for b in order] for a in order]
+    if any(v != round(v) for row in values for v in row):
+        raise UserError(f"substitution matrix {name} has non-integer scores")
+    return order, tuple(tuple(int(v) for v in row) for row in values)

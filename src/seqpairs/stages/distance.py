@@ -88,7 +88,8 @@ def run(args) -> None:
                         "cutoff)")
     if args.seqdist is None and args.ids:
         raise UserError("--ids applies to the SeqDist text output")
-    seqs = read_unique_fasta(args.input)
+    scheme = scoring.get(args.scoring)
+    seqs = read_unique_fasta(args.input, scheme.alphabet)
     bins, tiles = load_tiles(args, seqs)
     # what the edge list is made from; its pairs come from the runs
     about = Edges(seqs.n, seqs.ids, None, None, {}, max_distance=args.max_distance,
@@ -109,7 +110,7 @@ def run(args) -> None:
         try:  # a worker's own trouble (its disk full) must end every worker
             _, dense = compute(
                 seqs, bins, tiles, backend=backends.select(args.backend, executor.device),
-                scheme=scoring.get(args.scoring), threads=args.threads,
+                scheme=scheme, threads=args.threads,
                 max_distance=args.max_distance, candidate_identity=args.candidate_identity,
                 iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
                 prune=args.prune, edges=bool(sparse),
@@ -147,7 +148,8 @@ def run_merge(args) -> None:
 def register(sub) -> None:
     p = sub.add_parser("distance", help="all-pairs global alignment distances (SeqDist, or "
                        "1 - identity under an affine scheme)")
-    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
+    p.add_argument("-i", "--input", required=True,
+                   help="unique sequences (FASTA: ACGT, or the letters of --scoring)")
     p.add_argument("--bins", help="bin manifest from `seqpairs binning` (with --tiles)")
     p.add_argument("--tiles", help="tiles from `seqpairs binning`; default: made here")
     p.add_argument("--scoring", choices=scoring.names("distance"), default="seqdist",

@@ -48,13 +48,14 @@ FAMILIES = {"seqdist": seqdist_table, "affine": affine_table}
 def run(args) -> None:
     scheme = scoring.get(args.scoring)
     table = FAMILIES[scheme.family]
-    seqs = read_unique_fasta(args.input)
+    seqs = read_unique_fasta(args.input, scheme.alphabet)
     write_tsv(args.output, table(args, seqs, scheme))
 
 
 def register(sub) -> None:
     p = sub.add_parser("filter", help="pairs whose real alignment reaches an identity threshold")
-    p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA, ACGT)")
+    p.add_argument("-i", "--input", required=True,
+                   help="unique sequences (FASTA: ACGT, or the letters of --scoring)")
     p.add_argument("--distances", help="edge list from `seqpairs distance` under the same "
                    "--scoring (default: computed here); it must hold every pair whose "
                    "identity (SeqDist: its bound) reaches --identity")

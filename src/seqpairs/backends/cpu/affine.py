@@ -85,10 +85,10 @@ def align_pair(codes, sa, la, sb, lb, subst, gap_open, gap_extend, end_open, end
                h_row, f_row, prof):
     """Affine alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb] (columns).
 
-    subst is the int32 4x4 matrix; h_row, f_row (int64, lb + 1) and prof (int64, 4 x lb + 1)
-    are scratch. Returns (score, length).
+    subst is the int32 K x K matrix (K letters); h_row, f_row (int64, lb + 1) and prof
+    (int64, K x lb + 1) are scratch. Returns (score, length).
     """
-    for a in range(4):
+    for a in range(subst.shape[0]):
         for j in range(1, lb + 1):
             prof[a, j] = _pack(subst[a, codes[sb + j - 1]], 1)
     h_row[0] = 0
@@ -119,7 +119,7 @@ def _align_batch(codes, offsets, pa, pb, subst, gap_open, gap_extend, end_open, 
     for c in prange(nchunks):
         h_row = np.empty(max_len + 1, dtype=np.int64)
         f_row = np.empty(max_len + 1, dtype=np.int64)
-        prof = np.empty((4, max_len + 1), dtype=np.int64)
+        prof = np.empty((subst.shape[0], max_len + 1), dtype=np.int64)
         for k in range(c * chunk, min(n, (c + 1) * chunk)):
             x, y = pa[k], pb[k]
             score[k], length[k] = align_pair(

@@ -128,6 +128,21 @@ def _cells_subst(buf, rows, codes, prof, moves, i0, a0, r0, m0, n, step, extend)
 
 
 @njit(nogil=True, cache=True)
+def _cells_table(buf, rows, codes, prof, moves, i0, a0, r0, m0, n, step, extend):
+    """_cells_match for an alphabet of any size: prof[x, r] scores letter x against B's
+    letter r from the end, read at A's letter."""
+    h0, h1, h2, e0, e1, f0, f1 = rows
+    up0 = i0 - np.uint64(1)
+    for t in range(n):
+        s = prof[codes[a0 + t], r0 + t]
+        i, up = i0 + t, up0 + t
+        h, e, f, move = _cell(buf[h1, i], buf[h1, up], buf[h2, up], buf[e1, i], buf[f1, up], s,
+                              step, extend, step, extend)
+        buf[h0, i], buf[e0, i], buf[f0, i] = h, e, f
+        moves[m0 + t] = move
+
+
+@njit(nogil=True, cache=True)
 def _edge_cell(buf, rows, i, s, oh, eh, ov, ev, moves, m):
     """One cell of row i on the last row or column, with its own gap steps."""
     h0, h1, h2, e0, e1, f0, f1 = rows
@@ -150,13 +165,14 @@ def _fill_moves(codes, sa, la, sb, lb, subst, match_only, gap_open, gap_extend, 
     """The recurrence over the whole matrix by anti-diagonals d = i + j; cell (i, j)'s move
     byte goes to moves[diag_base[i + j] + i]. Returns the score H(la, lb).
 
-    buf: int32 (7, >= la + 1); prof: int32 (4, >= lb); diag_base: int64 (>= la + lb + 1).
+    buf: int32 (7, >= la + 1); prof: int32 (K, >= lb) for K letters; diag_base: int64
+    (>= la + lb + 1).
     """
     step, extend = np.int32(gap_open + gap_extend), np.int32(gap_extend)
     end_step, end_ext = np.int32(end_open + end_extend), np.int32(end_extend)
     for r in range(lb):  # B reversed, so that a diagonal reads it forwards
         b = codes[sb + lb - 1 - r]
-        for x in range(4):
+        for x in range(subst.shape[0]):
             prof[x, r] = b if match_only else subst[x, b]
     match, mismatch = np.int32(subst[0, 0]), np.int32(subst[0, 1])
     rows = (np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4), np.uint64(5),
@@ -178,8 +194,12 @@ def _fill_moves(codes, sa, la, sb, lb, subst, match_only, gap_open, gap_extend, 
                 _cells_match(buf, rows, codes, prof[0], moves, np.uint64(first),
                              np.uint64(sa + first - 1), np.uint64(r0), np.uint64(base + first),
                              np.uint64(n), match, mismatch, step, extend)
-            else:
+            elif subst.shape[0] == 4:
                 _cells_subst(buf, rows, codes, prof, moves, np.uint64(first),
+                             np.uint64(sa + first - 1), np.uint64(r0), np.uint64(base + first),
+                             np.uint64(n), step, extend)
+            else:
+                _cells_table(buf, rows, codes, prof, moves, np.uint64(first),
                              np.uint64(sa + first - 1), np.uint64(r0), np.uint64(base + first),
                              np.uint64(n), step, extend)
         if last_col:  # vertical gaps in the last column are terminal
@@ -275,7 +295,7 @@ def _trace_batch(codes, offsets, pa, pb, subst, match_only, gap_open, gap_extend
     nchunks = (n + chunk - 1) // chunk
     for c in prange(nchunks):
         buf = np.empty((7, max_la + 1), dtype=np.int32)
-        prof = np.empty((4, max_lb), dtype=np.int32)
+        prof = np.empty((subst.shape[0], max_lb), dtype=np.int32)
         diag_base = np.empty(max_la + max_lb + 1, dtype=np.int64)
         moves = np.empty(max_la * max_lb, dtype=np.uint8)
         for k in range(c * chunk, min(n, (c + 1) * chunk)):
@@ -297,8 +317,9 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
     lengths = np.diff(offsets)
     la, lb = lengths[pa], lengths[pb]
     subst = scheme.matrix()
-    off_diagonal = subst[~np.eye(4, dtype=bool)]
-    match_only = bool((np.diag(subst) == subst[0, 0]).all() and (off_diagonal == subst[0, 1]).all())
+    off_diagonal = subst[~np.eye(len(subst), dtype=bool)]
+    match_only = bool(len(subst) > 1 and (np.diag(subst) == subst[0, 0]).all()
+                      and (off_diagonal == subst[0, 1]).all())
     if len(pa):
         check_lengths(offsets)
         set_threads(threads)

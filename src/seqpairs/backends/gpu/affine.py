@@ -13,6 +13,8 @@ from ..common import AFFINE_COUNTS, check_lengths
 from .kernels import VARIANTS
 from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
 
+MAX_LETTERS = 32  # affine_trace.cu's shared table (TABLE 1)
+
 
 def neg_score_32(scheme) -> int:
     """The score of an impossible state in 16 bits: an extension below it must not wrap."""
@@ -69,6 +71,9 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     """
     import cupy
 
+    if len(scheme.alphabet) != 4:
+        raise UserError("the GPU affine score kernel holds four letters (DNA); the scheme "
+                        f"has {len(scheme.alphabet)}")
     max_len, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
     width = packed_width(scheme, max_len)
     packed = np.int32 if width == 32 else np.int64
@@ -110,8 +115,14 @@ def traced(codes, offsets, scheme, max_batch, runs: bool):
     the runs of all pairs back to back and each pair's number of runs (int64)."""
     import cupy
 
+    letters = len(scheme.alphabet)
+    if letters > MAX_LETTERS:
+        raise UserError(f"the GPU traceback holds alphabets of up to {MAX_LETTERS} letters; "
+                        f"the scheme has {letters}")
     _, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
-    variant = VARIANTS["affine_trace" if runs else "affine_trace_counts"]
+    # four letters: their scores packed in a word per column; more: the table
+    variant = VARIANTS[f"affine_trace{'' if runs else '_counts'}"
+                       f"{'' if letters == 4 else '_table'}"]
     kernel, strip = variant.function_handle(), variant.defines["STRIP"]
     costs = tuple(np.int32(c) for c in (
         scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
@@ -133,7 +144,8 @@ def traced(codes, offsets, scheme, max_batch, runs: bool):
             work = (cupy.empty(2 * rows_total, dtype=cupy.int32), np.int64(rows_total),
                     cupy.empty((rows_total // m - 1) * words * m, dtype=cupy.uint32),
                     np.int64(words))
-            inputs = (d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, *costs, *work)
+            inputs = (d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst, np.int32(letters),
+                      *costs, *work)
             if not runs:
                 kernel(grid, block, (*inputs, counts, score))
                 return score, counts

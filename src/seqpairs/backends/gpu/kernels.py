@@ -81,9 +81,14 @@ VARIANTS = {
     "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40}, 168),
     "affine_64_narrow": Variant("affine.cu", "affine_pairs_64", {"STRIP": 36}, 168),
     # vsearch's traced alignment (4-bit moves, a word per 8 columns): the kept pairs'
-    # alignments, and every pair's counts alone (affine_counts)
-    "affine_trace": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8}),
-    "affine_trace_counts": Variant("affine_trace.cu", "affine_trace_counts", {"STRIP": 8}),
+    # alignments, and every pair's counts alone (affine_counts); four letters' scores
+    # packed in a word per column, or (_table) any alphabet's table in shared memory
+    "affine_trace": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8, "TABLE": 0}),
+    "affine_trace_counts": Variant("affine_trace.cu", "affine_trace_counts",
+                                   {"STRIP": 8, "TABLE": 0}),
+    "affine_trace_table": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8, "TABLE": 1}),
+    "affine_trace_counts_table": Variant("affine_trace.cu", "affine_trace_counts",
+                                         {"STRIP": 8, "TABLE": 1}),
     # PSSE, one block per pair: two shuffles per thread in 16-bit lanes with a score word
     # per letter pair (small alphabets) or an int8 profile, or one shuffle in 32 bits
     "local_16_word": Variant("local.cu", "psse_local",
