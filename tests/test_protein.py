@@ -20,7 +20,7 @@ from seqpairs.formats.distances import read_edges
 from seqpairs.formats.fasta import SequenceSet
 from seqpairs.pairs import filter as seqfilter
 from seqpairs.scoring import AffineScheme
-from seqpairs.scoring.alphabet import AMINO_ACIDS, encode_all
+from seqpairs.scoring.alphabet import AMINO_ACIDS, PROTEIN, encode_all
 from test_vsearch import COUNTS, vsearch_counts
 
 BLOSUM62 = scoring.get("blosum62")
@@ -102,3 +102,53 @@ def test_a_letter_outside_the_matrix_is_one_line(tmp_path, capsys):
 def test_protein_schemes_say_what_they_score(name):
     assert scoring.REGISTRY[name].letters == "protein"
     assert set(scoring.get(name).alphabet) >= set(AMINO_ACIDS)
+
+
+def test_protein_samples_through_every_stage(tmp_path):
+    """ingest --alphabet protein, binning, distance and filter under blosum62, psse with
+    BLOSUM62 (blastp's scores), greedy clustering with centroids: every stage reads the
+    protein FASTA."""
+    families = proteins(seed=6, n=12, max_len=150)
+    reads = [(f"r{k}", f) for k, f in enumerate(families * 3)]  # each protein three times
+    reads += [("lower", families[0].lower()), ("gapped", families[1][:5] + "-" + families[1][5:])]
+    sample = tmp_path / "s1.fasta"
+    sample.write_text("".join(f">{name}\n{seq}\n" for name, seq in reads))
+    u, b, t, e, k, p = (str(tmp_path / name) for name in
+                        ("u.fasta", "bins.tsv", "tiles.tsv", "e.npz", "k.tsv", "p.tsv"))
+    stages = [
+        ["ingest", "-i", str(sample), "--alphabet", "protein", "-o", u, "--abundance",
+         str(tmp_path / "a.tsv"), "--report", str(tmp_path / "r.tsv")],
+        ["binning", "-i", u, "--alphabet", "protein", "--bins", b, "--tiles", t],
+        ["distance", "-i", u, "--scoring", "blosum62", "--bins", b, "--tiles", t,
+         "--max-distance", "0.6", "--candidate-identity", "0.5", "--edges", e],
+        ["filter", "-i", u, "--scoring", "blosum62", "--distances", e, "--identity", "0.5",
+         "-o", k],
+        ["psse", "-i", u, "--alphabet", "protein", "--pairs", k, "--shuffles", "50", "-o", p],
+        ["cluster", "--pairs", k, "--linkage", "greedy", "--identity", "0.5", "--fasta", u,
+         "--alphabet", "protein", "-o", str(tmp_path / "otus")],
+    ]
+    for argv in stages:
+        assert main(["-q", *argv]) == 0, argv[0]
+    unique = (tmp_path / "u.fasta").read_text().split("\n")[1::2]
+    assert sorted(filter(None, unique)) == sorted(set(families))  # lower case and gaps undone
+    kept = pd.read_csv(k, sep="\t")
+    assert len(kept) > 0 and (kept["id"] >= 50).all()
+    assert len(pd.read_csv(p, sep="\t")) == len(kept)
+    centroids = (tmp_path / "otus.centroids.fasta").read_text()
+    assert centroids.count(">") < len(families) and set(centroids.replace("\n", "")) - set(
+        ">;=0123456789abcdefghijklmnopqrstuvwxyz_") <= set(PROTEIN)
+
+
+@pytest.mark.parametrize("letters, problem", [
+    ("MKV*L", "'*' at position 4 is not an amino acid code"),
+    ("MKVJL", "'J' at position 4 is not an amino acid code"),
+    ("MKV1L", "'1' at position 4 is not an amino acid code"),
+])
+def test_protein_ingest_refuses_other_letters(tmp_path, capsys, letters, problem):
+    sample = tmp_path / "s1.fasta"
+    sample.write_text(f">ok\nMKVLA\n>bad\n{letters}\n")
+    assert main(["-q", "ingest", "-i", str(sample), "--alphabet", "protein", "-o",
+                 str(tmp_path / "u.fasta"), "--abundance", str(tmp_path / "a.tsv"),
+                 "--report", str(tmp_path / "r.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"s1.fasta:bad: {problem}" in err, err

@@ -19,6 +19,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from proteins import proteins
+
 REPO = Path(__file__).resolve().parents[1]
 # the workflow runs seqpairs from its own source tree (src/, with gpu_kernels/)
 WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "envs", "profiles", "src", "gpu_kernels")
@@ -110,6 +112,17 @@ TINY = {
             "filter": {"scoring": "vsearch"},
             "cluster": {"linkage": "greedy"},
         },
+        # protein reads (two FASTA samples of protein families): BLOSUM62 in both stages,
+        # PSSE with blastp's scores, greedy OTUs
+        "tiny.protein": {
+            "samples": {"p1": "reads/protein1.fasta", "p2": "reads/protein2.fasta"},
+            "ingest": {"alphabet": "protein"},
+            "distance": {"scoring": "blosum62", "candidate_identity": 0.6,
+                         "max_distance": 0.6},
+            "filter": {"scoring": "blosum62", "identity": 0.6},
+            "psse": {"enabled": True},
+            "cluster": {"linkage": "greedy"},
+        },
         # an alpha amid those p-values: some kept pairs are not significant and must not
         # reach the clustering
         "tiny.psse.strict": {
@@ -121,7 +134,7 @@ TINY = {
 }
 SAMPLES = ["s1", "s2"]
 STAGES = ("ingest", "binning", "distance", "filter", "cluster")
-PSSE_DATASETS = ("tiny.psse", "tiny.psse.strict")
+PSSE_DATASETS = ("tiny.psse", "tiny.psse.strict", "tiny.protein")
 
 
 def noisy_reads(seed: int) -> list[tuple[str, str, str]]:
@@ -152,6 +165,17 @@ def expected_errors(quals: str) -> float:
     return sum(10 ** (-(ord(c) - 33) / 10) for c in quals)
 
 
+def write_protein_reads(dest: Path) -> None:
+    """tiny.protein's samples: each of 16 proteins of tests/proteins.py once or twice per
+    sample, in lower case in the second."""
+    families = proteins(seed=8, n=16, max_len=120)
+    for k, name in ((1, "protein1.fasta"), (2, "protein2.fasta")):
+        reads = [seq if k == 1 else seq.lower() for n, seq in enumerate(families)
+                 for _ in range(1 + (n + k) % 2)]
+        (dest / "reads" / name).write_text("".join(f">p{k}_{n}\n{seq}\n"
+                                                   for n, seq in enumerate(reads)))
+
+
 def write_noisy_reads(dest: Path) -> None:
     (dest / "reads").mkdir(exist_ok=True)
     for seed, name in ((1, "noisy1.fastq"), (2, "noisy2.fastq.gz")):
@@ -164,6 +188,7 @@ def write_noisy_reads(dest: Path) -> None:
 def copy_workflow(dest: Path, config: dict | None = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     write_noisy_reads(dest)
+    write_protein_reads(dest)
     for part in WORKFLOW_PARTS:
         src = REPO / part
         if src.is_dir():
@@ -503,6 +528,31 @@ def test_vsearch_filter_reads_a_vsearch_edge_list(run):
 
     edges = read_edges(results(run, "distance", "tiny.vsearch.edges") / "edges.npz")
     assert edges.scoring == "vsearch" and len(edges) >= len(kept["tiny.vsearch"])
+
+
+def test_protein_dataset_runs_every_stage(run):
+    """tiny.protein: BLOSUM62 edge list and kept pairs, PSSE with blastp's scores, OTUs
+    whose centroids are the proteins."""
+    from seqpairs.formats.distances import read_edges
+
+    kept = pd.read_csv(results(run, "filter", "tiny.protein") / "kept.tsv", sep="\t")
+    assert "raw" in kept.columns and len(kept) > 0 and (kept["id"] >= 60).all()
+    edges = read_edges(results(run, "distance", "tiny.protein") / "edges.npz")
+    assert edges.scoring == "blosum62" and len(edges) >= len(kept)
+    psse = pd.read_csv(results(run, "psse", "tiny.protein") / "psse.tsv", sep="\t")
+    assert len(psse) == len(kept)
+    unique = results(run, "ingest", "tiny.protein") / "unique.fasta"
+    lines = unique.read_text().splitlines()
+    seq_of = {head[1:].split(";")[0]: seq for head, seq in zip(lines[::2], lines[1::2])}
+    assert sorted(seq_of.values()) == sorted(set(proteins(seed=8, n=16, max_len=120)))
+    # blastp's scores: parasail's Smith-Waterman with BLOSUM62, open 12 (11 + the first
+    # column), extend 1
+    import parasail
+
+    assert [parasail.sw(seq_of[q], seq_of[t], 12, 1, parasail.blosum62).score
+            for q, t in zip(psse["query"], psse["target"])] == psse["score"].tolist()
+    centroids = results(run, "cluster", "tiny.protein") / "otus.centroids.fasta"
+    assert 0 < centroids.read_text().count(">") < 16
 
 
 def test_datasets_of_the_same_inputs_share_one_distance_job(run):
@@ -1072,7 +1122,14 @@ def test_lint_reports_nothing(tmp_path):
         ({"samples": {"s1": "a.fq"}, "cluster": {"weighted": True}},
          ["datasets.d1", "cluster.weighted"]),
         ({"samples": {"s1": "a.fq"}, "distance": {"scoring": "blosum62"}},
-         ["datasets.d1", "distance.scoring blosum62 scores protein", "ingests DNA"]),
+         ["datasets.d1", "distance.scoring blosum62 scores protein",
+          "ingest.alphabet is dna"]),
+        ({"samples": {"s1": "a.fa"}, "ingest": {"alphabet": "protein"},
+          "distance": {"scoring": "blosum62"}, "filter": {"scoring": "vsearch"}},
+         ["datasets.d1", "filter.scoring vsearch scores dna", "ingest.alphabet is protein"]),
+        ({"samples": {"s1": "a.fa"}, "ingest": {"alphabet": "protein"}, "qc": {"enabled": True},
+          "distance": {"scoring": "blosum62"}, "filter": {"scoring": "blosum62"}},
+         ["datasets.d1", "qc.enabled is for DNA reads"]),
     ],
 )
 def test_invalid_config_stops_snakemake_naming_the_key(tmp_path, dataset, words):

@@ -102,59 +102,11 @@ def compare_counts(seqs, pa, pb, scheme, **options):
     from seqpairs.backends.common import AFFINE_COUNTS
     from seqpairs.backends.cpu import trace_affine
 
-    codes, offsets = encode(seqs)
+    codes, offsets = encode(seqs, scheme.alphabet)
     want = trace_affine.counter(codes, offsets, scheme)(pa, pb)
     got = gpu_affine.counter(codes, offsets, scheme, **options)(pa, pb)
     for name, g, w in zip(AFFINE_COUNTS, got, want):
         assert g.dtype == np.int32 and np.array_equal(g, w), f"{name} differs"
-
-
-@pytest.mark.parametrize("name", list(COUNT_SCHEMES))
-def test_counts_on_mixed_and_homopolymer_pairs(name):
-    # lengths 1-40 (shorter than a strip, every last strip), related and unrelated
-    # sequences, and two-letter ones (long homopolymers, many equal-scoring paths)
-    rng = np.random.default_rng(31)
-    lengths = np.concatenate([np.arange(1, 41), rng.integers(41, 400, 40)])
-    base = "".join(rng.choice(list("ACGT"), 400))
-    seqs = [base[:n] if rng.random() < 0.4 else
-            "".join(rng.choice(list("AC" if rng.random() < 0.5 else "ACGT"), n))
-            for n in lengths]
-    pa, pb = random_pairs(rng, len(seqs), 2000)
-    compare_counts(seqs, pa, pb, COUNT_SCHEMES[name])
-
-
-def test_counts_over_several_launches():
-    rng = np.random.default_rng(32)
-    lengths = np.concatenate([np.arange(1, 30), rng.integers(200, 300, 40)])
-    seqs = ["".join(rng.choice(list("ACGT"), n)) for n in lengths]
-    pa, pb = random_pairs(rng, len(seqs), 800)
-    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"], max_batch=128)
-
-
-@pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
-def test_counts_on_real_datasets(shared_data, name):
-    seqs = read_acgt(shared_data / name, 200)
-    rng = np.random.default_rng(33)
-    pa, pb = random_pairs(rng, len(seqs), 600)
-    compare_counts(seqs, pa, pb, COUNT_SCHEMES["vsearch"])
-
-
-@pytest.mark.parametrize("options", [(), ("--max-distance", "0.05", "--candidate-identity",
-                                          "0.9", "--iddef", "1")])
-def test_distance_stage_under_vsearch_cpu_equals_gpu(tmp_path, shared_data, options):
-    """`seqpairs distance --scoring vsearch`: the GPU's edge list and condensed matrix are
-    the CPU's bytes."""
-    seqs = list(dict.fromkeys(read_acgt(shared_data / "C005_454.fa.gz", 400)))
-    fasta = tmp_path / "u.fasta"
-    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
-    outputs = {}
-    for backend in ("cpu", "gpu"):
-        edges, condensed = tmp_path / f"{backend}.npz", tmp_path / f"{backend}.npy"
-        assert main(["-q", "distance", "-i", str(fasta), "--scoring", "vsearch", "--backend",
-                     backend, "--edges", str(edges), "--condensed", str(condensed),
-                     *options]) == 0
-        outputs[backend] = (edges.read_bytes(), condensed.read_bytes())
-    assert outputs["cpu"] == outputs["gpu"]
 
 
 # --- the traced alignments (affine_trace.cu) against the CPU's traceback ---
@@ -165,7 +117,7 @@ TRACE_SCHEMES = COUNT_SCHEMES
 def compare_traces(seqs, pa, pb, scheme, **options):
     from seqpairs.backends.cpu import trace_affine
 
-    codes, offsets = encode(seqs)
+    codes, offsets = encode(seqs, scheme.alphabet)
     want = trace_affine.trace_pairs(codes, offsets, pa, pb, scheme)
     got = gpu_affine.tracer(codes, offsets, scheme, **options)(pa, pb)
     assert np.array_equal(got.score, want.score), "scores differ"
@@ -175,32 +127,39 @@ def compare_traces(seqs, pa, pb, scheme, **options):
     assert np.array_equal(got.la, want.la) and np.array_equal(got.lb, want.lb)
 
 
-@pytest.mark.parametrize("name", list(TRACE_SCHEMES))
-def test_traces_on_mixed_and_homopolymer_pairs(name):
-    # as the counts' test: lengths 1-40 (within one strip of 8 and across), related,
-    # unrelated and two-letter sequences (many equal-scoring paths)
-    rng = np.random.default_rng(41)
+def mixed_sequences(rng):
+    """Lengths 1-40 (within one strip of 8 and across) and 40 longer ones; related,
+    unrelated and two-letter sequences (long homopolymers, many equal-scoring paths)."""
     lengths = np.concatenate([np.arange(1, 41), rng.integers(41, 400, 40)])
     base = "".join(rng.choice(list("ACGT"), 400))
-    seqs = [base[:n] if rng.random() < 0.4 else
+    return [base[:n] if rng.random() < 0.4 else
             "".join(rng.choice(list("AC" if rng.random() < 0.5 else "ACGT"), n))
             for n in lengths]
+
+
+@pytest.mark.parametrize("name", list(TRACE_SCHEMES))
+def test_counts_and_traces_on_mixed_and_homopolymer_pairs(name):
+    rng = np.random.default_rng(41)
+    seqs = mixed_sequences(rng)
     pa, pb = random_pairs(rng, len(seqs), 2000)
+    compare_counts(seqs, pa, pb, TRACE_SCHEMES[name])
     compare_traces(seqs, pa, pb, TRACE_SCHEMES[name])
 
 
-def test_traces_over_several_launches():
+def test_counts_and_traces_over_several_launches():
     rng = np.random.default_rng(42)
-    seqs = ["".join(rng.choice(list("ACGT"), n)) for n in rng.integers(1, 120, 60)]
+    seqs = ["".join(rng.choice(list("ACGT"), n)) for n in rng.integers(1, 300, 60)]
     pa, pb = random_pairs(rng, len(seqs), 1000)
+    compare_counts(seqs, pa, pb, TRACE_SCHEMES["vsearch"], max_batch=128)
     compare_traces(seqs, pa, pb, TRACE_SCHEMES["vsearch"], max_batch=128)
 
 
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
-def test_traces_on_real_datasets(shared_data, name):
+def test_counts_and_traces_on_real_datasets(shared_data, name):
     seqs = read_acgt(shared_data / name, 200)
     rng = np.random.default_rng(43)
     pa, pb = random_pairs(rng, len(seqs), 600)
+    compare_counts(seqs, pa, pb, TRACE_SCHEMES["vsearch"])
     compare_traces(seqs, pa, pb, TRACE_SCHEMES["vsearch"])
 
 
@@ -230,20 +189,14 @@ def test_filter_on_the_gpu_is_the_cpus(shared_data):
 def test_protein_traces_and_counts_are_the_cpus():
     from proteins import proteins
     from seqpairs import scoring
-    from seqpairs.backends.cpu import trace_affine
 
     scheme = scoring.get("blosum62")
     seqs = proteins(seed=44, n=120, max_len=400)
-    codes, offsets = encode(seqs, scheme.alphabet)
     rng = np.random.default_rng(44)
     pa, pb = random_pairs(rng, len(seqs), 3000)
-    want = trace_affine.trace_pairs(codes, offsets, pa, pb, scheme)
-    got = gpu_affine.tracer(codes, offsets, scheme, max_batch=1024)(pa, pb)
-    assert np.array_equal(got.score, want.score) and np.array_equal(got.counts, want.counts)
-    assert np.array_equal(got.runs, want.runs)
-    assert np.array_equal(got.run_offsets, want.run_offsets)
-    counts = gpu_affine.counter(codes, offsets, scheme)(pa, pb)
-    assert np.array_equal(counts[0], want.score) and np.array_equal(counts[1], want["matches"])
+    compare_counts(seqs, pa, pb, scheme)
+    compare_traces(seqs, pa, pb, scheme, max_batch=1024)
+    codes, offsets = encode(seqs, scheme.alphabet)
     with pytest.raises(UserError, match="four letters"):
         gpu_affine.aligner(codes, offsets, scheme)
 

@@ -16,6 +16,7 @@ rule binning:
         options=stage_options(
             "binning", {"bin_width": "--bin-width", "tile_pairs": "--tile-pairs"}
         ),
+        alphabet=alphabet_option,
     shell:
         "python3 -m seqpairs binning -i {input.unique:q} --bins {output.bins:q}"
-        " --tiles {output.tiles:q} {params.options:q} > {log:q} 2>&1"
+        " --tiles {output.tiles:q} {params.options:q} {params.alphabet:q} > {log:q} 2>&1"

@@ -45,9 +45,10 @@ rule cluster:
                 "sizeout": "--sizeout",
             },
         ),
+        alphabet=alphabet_option,
     shell:
         "python3 -m seqpairs cluster -i {input.distances:q} {params.options:q}"
-        " --fasta {input.unique:q} --abundance {input.abundance:q}"
+        " --fasta {input.unique:q} {params.alphabet:q} --abundance {input.abundance:q}"
         " -o {params.prefix:q} > {log:q} 2>&1"
 
 
@@ -105,7 +106,8 @@ rule cluster_pairs:
             },
         ),
         psse=option_of_input("--psse", "psse"),
+        alphabet=alphabet_option,
     shell:
         "python3 -m seqpairs cluster {params.options:q} {params.psse:q}"
-        " --pairs {input.pairs:q} --fasta {input.unique:q}"
+        " --pairs {input.pairs:q} --fasta {input.unique:q} {params.alphabet:q}"
         " --abundance {input.abundance:q} -o {params.prefix:q} > {log:q} 2>&1"

@@ -160,14 +160,20 @@ def check_dataset(dataset, params):
             f"config: datasets.{dataset}: filter.iddef ({filter_['iddef']}) differs from "
             f"distance.candidate_iddef ({distance['candidate_iddef']}); set them equal."
         )
+    alphabet = params["ingest"]["alphabet"]
     for stage in ("distance", "filter"):
         name = params[stage]["scoring"]
-        if REGISTRY[name].letters != "dna":
+        if REGISTRY[name].letters != alphabet:
             raise WorkflowError(
                 f"config: datasets.{dataset}: {stage}.scoring {name} scores "
-                f"{REGISTRY[name].letters}, and the workflow ingests DNA reads; align "
-                f"protein with `seqpairs {stage} --scoring {name}`."
+                f"{REGISTRY[name].letters}, but ingest.alphabet is {alphabet}; choose a "
+                f"scheme of {alphabet} (config/schema.yaml lists them)."
             )
+    if alphabet != "dna" and params["qc"]["enabled"] is True:
+        raise WorkflowError(
+            f"config: datasets.{dataset}: qc.enabled is for DNA reads (vsearch's read QC), "
+            f"but ingest.alphabet is {alphabet}; set qc.enabled to false or auto."
+        )
     method = METHODS[cluster["linkage"]]
     if cluster["distance"] not in method.reads:
         raise WorkflowError(
@@ -244,8 +250,10 @@ def is_fastq(path):
 
 def qc_enabled(dataset, params):
     enabled = params["qc"]["enabled"]
-    if enabled == "auto":
-        return all(map(is_fastq, config["datasets"][dataset]["samples"].values()))
+    if enabled == "auto":  # DNA reads with qualities
+        return params["ingest"]["alphabet"] == "dna" and all(
+            map(is_fastq, config["datasets"][dataset]["samples"].values())
+        )
     return enabled
 
 
@@ -375,6 +383,37 @@ def stage_options(name, flags, fixed=()):
         return [*fixed, *option_list(zip(flags.values(), values))]
 
     return options
+
+
+def alphabet_option(wildcards):
+    """--alphabet of the stages that read the reads' letters: nothing for DNA, the commands'
+    default (so that DNA datasets' commands, and what they made, stay as they were)."""
+    alphabet = stage(wildcards, "ingest")["alphabet"]
+    return [] if alphabet == "dna" else ["--alphabet", alphabet]
+
+
+# The psse job's scores for each kind of reads (ingest.alphabet): DNA's from the config;
+# protein's are blastp's (BLOSUM62, gaps 11 + k: psse's defaults for --alphabet protein).
+PSSE_SCORES = {
+    "dna": {
+        "match": "--match",
+        "mismatch": "--mismatch",
+        "gap_open": "--gap-open",
+        "gap_extend": "--gap-extend",
+    },
+    "protein": {},
+}
+
+
+def psse_options(wildcards):
+    alphabet = stage(wildcards, "ingest")["alphabet"]
+    flags = {
+        **PSSE_SCORES[alphabet],
+        "shuffles": "--shuffles",
+        "seed": "--seed",
+        "alpha": "--alpha",
+    }
+    return stage_options("psse", flags, fixed=["--alphabet", alphabet])(wildcards)
 
 
 def run_options(name, flags):

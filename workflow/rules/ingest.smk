@@ -30,7 +30,8 @@ rule ingest:
                 "ambiguous": "--ambiguous",
             },
         ),
+        alphabet=alphabet_option,
     shell:
         "python3 -m seqpairs ingest {params.inputs:q}"
         " -o {output.unique:q} --abundance {output.abundance:q} --report {output.report:q}"
-        " {params.options:q} > {log:q} 2>&1"
+        " {params.options:q} {params.alphabet:q} > {log:q} 2>&1"

@@ -42,20 +42,7 @@ rule psse:
         tasks_per_gpu=tasks_per_gpu("psse"),
         runtime=runtime_of(psse_seconds),
     params:
-        # DNA scoring: the workflow ingests nucleotides
-        options=stage_options(
-            "psse",
-            {
-                "match": "--match",
-                "mismatch": "--mismatch",
-                "gap_open": "--gap-open",
-                "gap_extend": "--gap-extend",
-                "shuffles": "--shuffles",
-                "seed": "--seed",
-                "alpha": "--alpha",
-            },
-            fixed=["--alphabet", "dna"],
-        ),
+        options=psse_options,
         run=run_options("psse", {"backend": "--backend"}),
         plots=lambda wildcards, output: os.path.dirname(output.histograms),
         # '' (one process) or '<mpi> -n <tasks> ' (MPI ranks): see common.smk

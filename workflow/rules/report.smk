@@ -64,9 +64,10 @@ rule report:
             arg for log in input.distance_logs for arg in ("--distance-log", log)
         ],
         outdir=lambda wildcards, output: os.path.dirname(output.summary),
+        alphabet=alphabet_option,
     shell:
         "python3 -m seqpairs report --dataset {wildcards.dataset:q}"
-        " --ingest-report {input.ingest_report:q} --unique {input.unique:q}"
+        " --ingest-report {input.ingest_report:q} --unique {input.unique:q} {params.alphabet:q}"
         " --bins {input.bins:q} --tiles {input.tiles:q} {params.edges:q}"
         " --kept {input.kept:q} {params.psse:q} --membership {input.membership:q}"
         " --otu-table {input.table:q} --times {input.times:q}"

@@ -19,7 +19,10 @@ What is normalised, dropped or refused (tests/data/bad/OUTCOMES.tsv lists a file
 lower case is upper-cased, U becomes T, alignment gaps ('-', '.') are removed and line
 ends may be LF or CRLF; IUPAC ambiguity codes are dropped (or refused, --ambiguous
 error); any other character (protein letters, digits, '*') is refused, naming file,
-record and position. A read longer than the longest a kept read may be (--max-length,
+record and position. With --alphabet protein (LETTERS) a read holds the 20 amino acids
+and B, Z, X, which the substitution matrices score (no read is dropped as ambiguous);
+U is not changed (selenocysteine, which the matrices do not score, is refused as any
+other character, '*' too). A read longer than the longest a kept read may be (--max-length,
 else the kernels' limit, backends.common.MAX_LENGTH) is dropped as too long. Reads come
 in pieces (formats/samples.py) and are checked piece by piece: at most the letters a kept
 read can have are held, so a read of any length costs bounded memory.
@@ -44,14 +47,36 @@ from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..formats.fasta import INT64_MAX
 from ..formats.samples import STDIN, read_records, record_id
+from ..scoring.alphabet import ALPHABETS
 
 log = logging.getLogger("seqpairs.ingest")
 
 # Names that would collide with the report's total row or abundance.tsv's columns.
 RESERVED_SAMPLES = ("all", "id", "total")
 IUPAC_AMBIGUOUS = "NRYSWKMBDHV"
-_NON_ACGT = re.compile("[^ACGT]")
-_NOT_NUCLEOTIDE = re.compile(f"[^ACGT{IUPAC_AMBIGUOUS}]")
+
+
+@dataclass(frozen=True)
+class Letters:
+    """What a read of one kind holds: `kept` letters, `ambiguous` ones (the read is
+    dropped, or refused), anything else refused as not a `code`; RNA's U read as T."""
+
+    kept: str
+    ambiguous: str
+    rna: bool
+    code: str  # what a letter is, for the error
+    hint: str  # after the error, for a letter of the other kind
+
+    def __post_init__(self):
+        object.__setattr__(self, "not_kept", re.compile(f"[^{self.kept}]"))
+        object.__setattr__(self, "invalid", re.compile(f"[^{self.kept}{self.ambiguous}]"))
+
+
+LETTERS = {
+    "dna": Letters(ALPHABETS["dna"], IUPAC_AMBIGUOUS, True, "a nucleotide code",
+                   " (protein in a DNA dataset? --alphabet protein)"),
+    "protein": Letters(ALPHABETS["protein"], "", False, "an amino acid code", ""),
+}
 # Records changed by `normalise`, counted per kind in the report.
 NORMALISATIONS = ("lowercase", "rna", "degapped")
 
@@ -62,8 +87,11 @@ class Policy:
     min_length: int = 1
     max_length: int | None = None
     truncate: int | None = None
+    alphabet: str = "dna"  # a LETTERS key
 
     def validate(self) -> None:
+        if self.alphabet not in LETTERS:
+            raise UserError(f"--alphabet: {self.alphabet!r} is not one of {', '.join(LETTERS)}")
         if self.ambiguous not in ("drop", "error"):
             raise UserError(f"--ambiguous: {self.ambiguous!r} is not 'drop' or 'error'")
         if self.min_length < 1:
@@ -116,15 +144,18 @@ class IngestResult:
 # ---------------------------------------------------------------- filtering
 
 
-def normalise(raw: str) -> tuple[str, list[str]]:
-    """Upper case, U -> T, alignment gaps removed: (sequence, NORMALISATIONS applied)."""
+def normalise(raw: str, rna: bool = True) -> tuple[str, list[str]]:
+    """Upper case, U -> T (with `rna`), alignment gaps removed: (sequence, NORMALISATIONS
+    applied)."""
     seq = raw.upper()
     applied = {
         "lowercase": seq != raw,
-        "rna": "U" in seq,
+        "rna": rna and "U" in seq,
         "degapped": "-" in seq or "." in seq,
     }
-    seq = seq.replace("U", "T").replace("-", "").replace(".", "")
+    if rna:
+        seq = seq.replace("U", "T")
+    seq = seq.replace("-", "").replace(".", "")
     return seq, [name for name in NORMALISATIONS if applied[name]]
 
 
@@ -139,22 +170,24 @@ def check(pieces, policy: Policy, where: str) -> Read:
     """Normalise a read given in pieces and apply the policies, holding at most the letters
     a kept read can have (--truncate's, else Policy.longest).
 
-    Every letter is checked, in order: the first character that is no nucleotide code is
-    an error; ambiguity codes drop the read (or are an error) wherever they are, also
-    beyond a --truncate cut; then --truncate cuts, and the length limits apply.
+    Every letter is checked, in order: the first character that is no code of the
+    policy's alphabet (LETTERS) is an error; ambiguity codes drop the read (or are an
+    error) wherever they are, also beyond a --truncate cut; then --truncate cuts, and the
+    length limits apply.
     """
+    letters = LETTERS[policy.alphabet]
     keep = policy.truncate or policy.longest
     held, length, applied, ambiguous = [], 0, set(), None
     for raw in pieces:
-        piece, names = normalise(raw)
+        piece, names = normalise(raw, letters.rna)
         applied.update(names)
-        invalid = _NOT_NUCLEOTIDE.search(piece)
+        invalid = letters.invalid.search(piece)
         if invalid:
             char = invalid.group()
-            hint = " (protein in a DNA dataset?)" if char.isalpha() else ""
+            hint = letters.hint if char.isalpha() else ""
             raise UserError(f"{where}: {char!r} at position {length + invalid.start() + 1} is "
-                            f"not a nucleotide code{hint}")
-        bad = _NON_ACGT.search(piece) if ambiguous is None else None
+                            f"not {letters.code}{hint}")
+        bad = letters.not_kept.search(piece) if ambiguous is None else None
         if bad:
             ambiguous = (bad.group(), length + bad.start() + 1)
         if length < keep:
@@ -269,9 +302,10 @@ def ingest(
     min_length: int = 1,
     max_length: int | None = None,
     truncate: int | None = None,
+    alphabet: str = "dna",
 ) -> IngestResult:
     """Read (sample, file) pairs in order and dereplicate all kept reads together."""
-    policy = Policy(ambiguous, min_length, max_length, truncate)
+    policy = Policy(ambiguous, min_length, max_length, truncate, alphabet)
     policy.validate()
     if not inputs:
         raise UserError("no input files")

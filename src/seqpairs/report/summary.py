@@ -48,6 +48,7 @@ from ..formats.atomic import atomic_open
 from ..formats.distances import check_made_from, read_edges
 from ..formats.fasta import read_unique_fasta
 from ..pairs import tiling
+from ..scoring.alphabet import DNA
 from .figures import (
     plot_clusters,
     plot_distances,
@@ -211,6 +212,7 @@ class Inputs:
     times: str | None = None
     distance_logs: tuple[str, ...] = ()
     qc_funnel: str | None = None
+    alphabet: str = DNA  # unique.fasta's letters
 
 
 def read_times(path) -> tuple[dict[str, float], float]:
@@ -227,7 +229,7 @@ def read_times(path) -> tuple[dict[str, float], float]:
 
 def report(dataset: str, inputs: Inputs, out) -> None:
     """Write the figures, summary.tsv and summary.html of `dataset` into the folder `out`."""
-    seqs = read_unique_fasta(inputs.unique)
+    seqs = read_unique_fasta(inputs.unique, inputs.alphabet)
     pairs_total = seqs.n * (seqs.n - 1) // 2
     # bins and tiles that cover every pair of unique.fasta once (tiling's checks)
     bins = tiling.check_bins(seqs.lengths, read_tsv(inputs.bins, tiling.BIN_COLUMNS),

@@ -12,6 +12,11 @@ from ..errors import UserError
 DNA = "ACGT"
 # The 20 standard amino acids in the order of the BLOSUM/PAM tables.
 AMINO_ACIDS = "ARNDCQEGHILKMFPSTWYV"
+# The letters of protein sequences: the 20 and the ambiguity codes the BLOSUM and PAM
+# tables score (B: D or N, Z: E or Q, X: any).
+PROTEIN = AMINO_ACIDS + "BZX"
+# The letters of each kind of sequence (ingest's --alphabet; a scheme's `letters`).
+ALPHABETS = {"dna": DNA, "protein": PROTEIN}
 MAX_LETTERS = 255  # codes are uint8; the GPU PSSE kernel uses one more code for padding
 NOT_A_LETTER = 255
 

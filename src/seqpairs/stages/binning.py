@@ -6,13 +6,14 @@ import logging
 from ..formats.fasta import read_unique_fasta
 from ..formats.tables import write_tsv
 from ..pairs.tiling import BIN_WIDTH, TILE_COLUMNS, TILE_PAIRS, make_bins, make_tiles
-from .options import MAX_BIN_WIDTH, MAX_TILE_PAIRS, integer
+from ..scoring.alphabet import ALPHABETS
+from .options import MAX_BIN_WIDTH, MAX_TILE_PAIRS, alphabet_option, integer
 
 log = logging.getLogger("seqpairs.binning")
 
 
 def run(args) -> None:
-    seqs = read_unique_fasta(args.input)
+    seqs = read_unique_fasta(args.input, ALPHABETS[args.alphabet])
     bins = make_bins(seqs.lengths, args.bin_width)
     tiles = make_tiles(seqs.lengths, bins, args.tile_pairs)
     write_tsv(args.bins, bins)
@@ -26,6 +27,7 @@ def register(sub) -> None:
     p = sub.add_parser("binning", aliases=["bin"],
                        help="length bins and the tiling of the pair space into work units")
     p.add_argument("-i", "--input", required=True, help="unique sequences (FASTA)")
+    alphabet_option(p)
     p.add_argument("--bins", required=True, help="bin manifest TSV: bin, min, max, count")
     p.add_argument("--tiles", required=True, help="tiles TSV: " + ", ".join(TILE_COLUMNS))
     p.add_argument("--bin-width", type=integer(1, MAX_BIN_WIDTH), default=BIN_WIDTH,

@@ -11,7 +11,8 @@ from ..cluster import run as cluster
 from ..cluster.inputs import read_abundance
 from ..errors import UserError
 from ..formats.fasta import read_unique_fasta
-from .options import MIN_RESOLUTION, fraction, number, path_not_stdio
+from ..scoring.alphabet import ALPHABETS
+from .options import MIN_RESOLUTION, alphabet_option, fraction, number, path_not_stdio
 
 OTU_ID_FORBIDDEN = " \t\n\r;,"  # blanks end a FASTA id; ';' and ',' split ids in .list/;size=
 
@@ -52,7 +53,8 @@ def run(args) -> None:
     check_options(args)
     log.info(cluster(Request(
         linkage=args.linkage, prefix=args.output,
-        fasta=read_unique_fasta(args.fasta) if args.fasta else None, fasta_path=args.fasta,
+        fasta=read_unique_fasta(args.fasta, ALPHABETS[args.alphabet]) if args.fasta else None,
+        fasta_path=args.fasta,
         abundance=read_abundance(args.abundance) if args.abundance else None,
         abundance_path=args.abundance, distances=args.input, distance_format=args.format,
         resolution=args.resolution, cutoff=args.cutoff, weighted=args.weighted,
@@ -100,6 +102,7 @@ def register(subparsers) -> None:
                    help="greedy: seqpairs psse's table of the --pairs (same pairs, same order); "
                    "only the pairs it marks significant count")
     p.add_argument("--fasta", metavar="FASTA", help="unique sequences (>ID;size=N), for centroids")
+    alphabet_option(p)
     p.add_argument("--abundance", metavar="TSV",
                    help="abundance table (id, samples..., total), for the OTU table")
     p.add_argument("--relabel", metavar="PREFIX", type=otu_prefix,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import UserError
 from ..formats.samples import STDIN, sample_name
-from ..reads.ingest import ingest, log_report, write_outputs
+from ..reads.ingest import LETTERS, ingest, log_report, write_outputs
 from .options import positive_int
 
 
@@ -35,6 +35,7 @@ def run(args) -> None:
         min_length=args.min_length,
         max_length=args.max_length,
         truncate=args.truncate,
+        alphabet=args.alphabet,
     )
     write_outputs(result, args.output, args.abundance, args.report)
     log_report(result)
@@ -57,6 +58,9 @@ def register(subparsers) -> None:
                    help="abundance table: id, one column per sample, total")
     p.add_argument("--report", required=True, metavar="TSV",
                    help="per-sample accounting of every record")
+    p.add_argument("--alphabet", choices=tuple(LETTERS), default="dna",
+                   help="what the reads are: dna (ACGT, U read as T; default) or protein "
+                   "(the 20 amino acids and B, Z, X)")
     p.add_argument("--ambiguous", choices=("drop", "error"), default="drop",
                    help="reads with IUPAC ambiguity codes (N, R, Y, ...): drop and count them, "
                    "or stop with an error (default: drop); other non-nucleotide characters "

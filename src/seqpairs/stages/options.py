@@ -28,6 +28,14 @@ from ..limits import (  # noqa: F401 (the bounds, for the stages' register())
 )
 
 
+def alphabet_option(parser) -> None:
+    """--alphabet: the kind of letters of the FASTA a stage reads (scoring.alphabet.ALPHABETS)."""
+    from ..scoring.alphabet import ALPHABETS
+
+    parser.add_argument("--alphabet", choices=tuple(ALPHABETS), default="dna",
+                        help="the sequences' letters: dna (ACGT, default) or protein")
+
+
 def path_not_stdio(text: str) -> str:
     """An argparse type: an output path other than `-`, for binary outputs, folders and
     prefixes of several files (standard output takes single text outputs only)."""

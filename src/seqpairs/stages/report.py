@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..errors import UserError
 from ..report.summary import Inputs, report
-from .options import path_not_stdio
+from ..scoring.alphabet import ALPHABETS
+from .options import alphabet_option, path_not_stdio
 
 
 def run(args) -> None:
@@ -14,7 +15,7 @@ def run(args) -> None:
                         "of the jobs that made it (neither: no distance stage ran)")
     inputs = Inputs(args.ingest_report, args.unique, args.bins, args.tiles, args.edges,
                     args.kept, args.membership, args.psse, args.otu_table, args.times,
-                    tuple(args.distance_log), args.qc_funnel)
+                    tuple(args.distance_log), args.qc_funnel, ALPHABETS[args.alphabet])
     report(args.dataset, inputs, args.output)
 
 
@@ -23,6 +24,7 @@ def register(sub) -> None:
     p.add_argument("--dataset", required=True, help="dataset name (plot titles)")
     p.add_argument("--ingest-report", required=True, metavar="TSV", help="ingest's report.tsv")
     p.add_argument("--unique", required=True, metavar="FASTA", help="ingest's unique.fasta")
+    alphabet_option(p)
     p.add_argument("--bins", required=True, metavar="TSV", help="binning's bins.tsv")
     p.add_argument("--tiles", required=True, metavar="TSV", help="binning's tiles.tsv")
     p.add_argument("--edges", metavar="NPZ", help="distance's edges.npz (without it: no "
