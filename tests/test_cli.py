@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from seqpairs.cli import build_parser
-from seqpairs.stages import STAGES
+from seqpairs.cli import build_parser, main
+from seqpairs.stages import COMMANDS, STAGES
 
 FASTA = ">a;size=3\nACGTACGTAACGT\n>b;size=2\nACGAACGTAACGT\n>c\nTTGAACGTAACGA\n"
 
@@ -24,6 +24,22 @@ def test_every_subcommand_has_a_description():
     for name, command in commands.items():
         assert command.description and command.description[0].isupper(), name
         assert " ".join(command.description.split()) in " ".join(command.format_help().split())
+
+
+def subcommands(parser) -> set[str]:
+    return set(parser._subparsers._group_actions[0].choices)
+
+
+def test_a_command_registers_its_own_stage_only(capsys):
+    """COMMANDS names every subcommand's module; a command line registers that module's
+    subcommands alone; help and a wrong command see every one."""
+    assert subcommands(build_parser()) == set(COMMANDS)
+    for name, module in COMMANDS.items():
+        own = subcommands(build_parser(["-q", name, "--x"]))
+        assert name in own and own == {c for c, m in COMMANDS.items() if m == module}
+    assert main(["filtre", "-i", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and all(name in err for name in STAGES), err
 
 
 @pytest.mark.parametrize("command", ["filter", "cluster"])

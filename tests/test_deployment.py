@@ -23,7 +23,7 @@ import snakemake
 import yaml
 
 from test_determinism import content
-from test_workflow import TINY, copy_workflow, write_noisy_reads
+from test_workflow import TINY, copy_workflow, write_noisy_reads, write_protein_reads
 
 REPO = Path(__file__).resolve().parents[1]
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
@@ -141,7 +141,9 @@ def test_workflow_as_a_module_with_a_prefix(run, tmp_path):
     (host / "sp").mkdir(parents=True)
     (host / "Snakefile").write_text(HOST.format(snakefile=source / "Snakefile"))
     (host / "config.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
-    write_noisy_reads(host / "sp")  # tiny.qc's samples, where the module's prefix puts them
+    # tiny.qc's and tiny.protein's samples, where the module's prefix puts them
+    write_noisy_reads(host / "sp")
+    write_protein_reads(host / "sp")
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2"], cwd=host,
                           env=without_pythonpath(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-6000:]
@@ -150,8 +152,9 @@ def test_workflow_as_a_module_with_a_prefix(run, tmp_path):
     assert sorted(got) == sorted(want)
     for name in got:  # ingest's report names the samples' paths, which carry the prefix
         if name.startswith("results/ingest/") and name.endswith("/report.tsv"):
-            assert got[name].count(b"\tsp/resources/simulated/") == 2 or \
-                got[name].count(b"\tsp/results/qc/") == 2, name
+            assert 2 in (got[name].count(b"\tsp/resources/simulated/"),
+                         got[name].count(b"\tsp/results/qc/"),
+                         got[name].count(b"\tsp/reads/")), name
             got[name] = got[name].replace(b"\tsp/resources/", b"\tresources/").replace(
-                b"\tsp/results/", b"\tresults/")
+                b"\tsp/results/", b"\tresults/").replace(b"\tsp/reads/", b"\treads/")
     assert [name for name in want if got[name] != want[name]] == []

@@ -6,3 +6,6 @@ filter), stats/ (psse), cluster/, report/.
 """
 
 STAGES = ("simulate", "ingest", "binning", "distance", "filter", "psse", "cluster", "report")
+# The module of each subcommand (aliases too), so that a command imports only its own
+# stage (tests/test_cli.py checks it against what the modules register).
+COMMANDS = {**{name: name for name in STAGES}, "bin": "binning", "merge": "distance"}
