@@ -67,8 +67,9 @@ def register(sub) -> None:
                    help="scoring scheme: seqdist (default), or vsearch: vsearch's "
                    "--allpairs_global with its default scoring")
     p.add_argument("--backend", choices=backends.NAMES, default="auto",
-                   help="backend that aligns the pairs before their tracebacks (without "
-                   "--distances; default auto)")
+                   help="backend that aligns the pairs (SeqDist: without --distances; its "
+                   "tracebacks run on the CPU) and traces them (affine schemes) (default "
+                   "auto)")
     p.add_argument("--no-prune", dest="prune", action="store_false",
                    help="without --distances: align every pair in full instead of pruning "
                    "the pairs that provably fail --identity (docs/pruning.md; the same "
