@@ -77,14 +77,6 @@ def test_every_strip_of_the_dispatch_gives_the_cpu_results(name, strip):
     compare(seqs, pa, pb, SCHEMES[name], strip=strip)
 
 
-@pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
-def test_real_datasets(shared_data, name):
-    seqs = read_acgt(shared_data / name, 300)
-    rng = np.random.default_rng(22)
-    pa, pb = random_pairs(rng, len(seqs), 800)
-    compare(seqs, pa, pb, SCHEMES["cheap ends"])
-
-
 @pytest.mark.parametrize("kernel", ["aligner", "counter", "tracer"])
 def test_scores_outside_int8_are_refused(kernel):
     codes, offsets = encode(["ACGT", "ACGA"])
@@ -155,10 +147,12 @@ def test_counts_and_traces_over_several_launches():
 
 
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "samPB.fastq.gz"])
-def test_counts_and_traces_on_real_datasets(shared_data, name):
-    seqs = read_acgt(shared_data / name, 200)
-    rng = np.random.default_rng(43)
-    pa, pb = random_pairs(rng, len(seqs), 600)
+def test_real_datasets(shared_data, name):
+    """Scores and lengths, counts and traces of real reads' pairs: the CPU's."""
+    seqs = read_acgt(shared_data / name, 300)
+    rng = np.random.default_rng(22)
+    pa, pb = random_pairs(rng, len(seqs), 800)
+    compare(seqs, pa, pb, SCHEMES["cheap ends"])
     compare_counts(seqs, pa, pb, TRACE_SCHEMES["vsearch"])
     compare_traces(seqs, pa, pb, TRACE_SCHEMES["vsearch"])
 

@@ -86,6 +86,12 @@ def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, thr
     return backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
 
 
+def write_dense(dense_out, to_host, i, j, distance) -> None:
+    """The pairs' distances into dense_out (SeqDist pair order), when there is one."""
+    if dense_out is not None:
+        dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
+
+
 class SeqDistPass:
     """One step of compute() under a SeqDistScheme: pairs (i, j) -> the kept ones with
     their SeqDist columns (cost, length, matches, aligned, leading), every pair's distance
@@ -126,9 +132,7 @@ class SeqDistPass:
         return may_keep, *self.align(i[may_keep], j[may_keep])
 
     def write_dense(self, i, j, distance) -> None:
-        if self.dense_out is not None:
-            to_host = self.to_host
-            self.dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
+        write_dense(self.dense_out, self.to_host, i, j, distance)
 
     def __call__(self, i, j):
         may_keep, cost, *counts = (self.exact if self.pruned is None else self.pruned)(i, j)
@@ -162,9 +166,7 @@ class AffinePass:
                                   c["terminal_gaps"], c["openings"], self.lengths[j],
                                   self.lengths[i])
         distance = 1.0 - percent / 100.0
-        if self.dense_out is not None:
-            to_host = self.to_host
-            self.dense_out[pair_index(to_host(i), to_host(j))] = to_host(distance)
+        write_dense(self.dense_out, self.to_host, i, j, distance)
         keep = distance <= self.max_distance
         if self.candidate_identity is not None:
             keep |= percent >= 100.0 * self.candidate_identity
@@ -233,8 +235,9 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
              count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
-    if step.summary():
-        log.info("%s", step.summary())
+    summary = step.summary()
+    if summary:
+        log.info("%s", summary)
     if kept is not None or not edges:
         return None, dense_out
     about = Edges(seqs.n, np.asarray(seqs.ids), None, None, {}, max_distance=max_distance,

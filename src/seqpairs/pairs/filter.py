@@ -25,7 +25,7 @@ end with two).
 Under an affine scheme (`--scoring vsearch`: vsearch's `--allpairs_global --id T`, 2.22.1,
 with its default scoring) every pair is aligned globally with that scheme, on the chosen
 backend, which gives the counts of the path a traceback with vsearch's tie rules takes
-(affine_counts: backends/cpu/trace_affine.py, gpu_kernels/affine_counts.cu); a pair is
+(affine_counts: backends/cpu/trace_affine.py, gpu_kernels/affine_trace.cu); a pair is
 kept when its identity, computed with vsearch's arithmetic (identity.vsearch_percent), is
 >= 100 * --identity, as vsearch compares, and only the kept pairs are traced back (on the
 same backend: backends/cpu/trace_affine.py, gpu_kernels/affine_trace.cu) for their

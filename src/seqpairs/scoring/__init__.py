@@ -61,8 +61,10 @@ def get(name: str) -> Scheme:
 
 
 def name_of(scheme: Scheme) -> str:
-    """The registered name of `scheme`; an unregistered one (a test's) goes by its family."""
-    return next((name for name in REGISTRY if get(name) == scheme), scheme.family)
+    """The registered name of `scheme`; an unregistered one (a test's) goes by its family.
+    Only the schemes of its family are built (a matrix loads Biopython)."""
+    return next((name for name, entry in REGISTRY.items()
+                 if entry.family == scheme.family and get(name) == scheme), scheme.family)
 
 
 def names(stage: str) -> tuple[str, ...]:

@@ -16,11 +16,17 @@ from ..pairs.identity import IDDEFS
 from .options import fraction, threads
 
 
+def edge_list(args, seqs):
+    """--distances, checked to hold every pair that can pass under --scoring."""
+    edges = read_edges(args.distances)
+    check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
+    return edges
+
+
 def seqdist_table(args, seqs, scheme):
     """Candidates from the edge list (or computed on --backend), traced on the CPU."""
     if args.distances:
-        edges = read_edges(args.distances)
-        check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
+        edges = edge_list(args, seqs)
     else:
         edges = candidate_edges(seqs, args.identity, args.iddef, scheme=scheme,
                                 backend=backends.select(args.backend), threads=args.threads,
@@ -34,10 +40,8 @@ def affine_table(args, seqs, scheme):
     traced on --backend (vsearch's allpairs_global)."""
     backend = backends.select(args.backend)
     if args.distances:
-        edges = read_edges(args.distances)
-        check_edges(edges, seqs, args.identity, args.iddef, args.distances, args.scoring)
-        return filter_affine_edges(seqs, edges, args.identity, args.iddef, scheme, backend,
-                                   args.threads)
+        return filter_affine_edges(seqs, edge_list(args, seqs), args.identity, args.iddef,
+                                   scheme, backend, args.threads)
     return filter_affine(seqs, scheme, backend, args.identity, args.iddef, args.threads)
 
 
