@@ -14,6 +14,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -125,17 +126,25 @@ def test_stopped_mpi_rank_fails_the_job_within_the_timeout(tmp_path, stopped):
     proc = subprocess.Popen(
         under_mpi([*distance_command(fasta, edges), "--rank-timeout", timeout], 3),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
     pid = stopped_at = None
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
-        pid = pid or rank_pid(marker, stopped)
-        if pid and cpu_seconds(pid) >= 3:  # the rank is computing its tiles
+        # a second after every rank has begun its work (some 5 s of it): the stopped rank
+        # is computing, or waiting for the others (with the pull, rank 0 may retire early)
+        if sum(" pairs in " in line for line in list(lines)) == 3:
+            time.sleep(1)
+            pid = rank_pid(marker, stopped)
             os.kill(pid, signal.SIGSTOP)
             stopped_at = time.monotonic()
             break
-        time.sleep(0.1)
+        time.sleep(0.05)
     try:
-        output, _ = proc.communicate(timeout=120)  # a hang fails here
+        proc.wait(timeout=120)  # a hang fails here
+        reader.join()
+        output = "".join(lines)
     finally:
         if pid:
             with contextlib.suppress(ProcessLookupError):

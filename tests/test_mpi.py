@@ -1,10 +1,12 @@
 """`seqpairs distance` as an MPI program: same bytes for any number of ranks."""
 import heapq
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -309,3 +311,46 @@ def test_ranks_that_wait_for_an_answering_rank_do_not_time_out(tmp_path):
                           text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split("\n")) == ["", "done 0", "done 1", "done 2"]
+
+
+STOPS_AT_EXIT = """
+import os, signal, sys
+from mpi4py import MPI
+from seqpairs import parallel
+
+stopped = int(sys.argv[1])
+finalize = MPI.Finalize
+
+
+def stop_in_finalize():  # after the last barrier
+    if MPI.COMM_WORLD.Get_rank() == stopped:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    finalize()
+
+
+MPI.Finalize = stop_in_finalize
+parallel.current().set_timeout(2.0)
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+@pytest.mark.parametrize("stopped", [0, 1])
+def test_rank_stopped_after_the_last_barrier_ends_the_job(tmp_path, stopped):
+    """MPI_Finalize waits for every rank and lets no watchdog thread run: a rank stopped
+    there still ends the job, with one line, soon after the timeout."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    script = tmp_path / "stops.py"
+    script.write_text(STOPS_AT_EXIT)
+    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
+        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
+    start = time.monotonic()
+    proc = subprocess.run(under_mpi([sys.executable, script, stopped], 3), capture_output=True,
+                          text=True, timeout=120, env=env)
+    waited = time.monotonic() - start
+    assert proc.returncode != 0
+    output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    errors = [line for line in output.splitlines() if line.startswith("seqpairs: error:")]
+    assert errors == ["seqpairs: error: MPI ranks did not all end within 2 s of their last "
+                      "barrier (one stopped, or its node hangs?); ending all 3 ranks"], output
+    assert "Traceback" not in output
+    assert waited < 60, waited

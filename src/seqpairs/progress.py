@@ -3,8 +3,8 @@ then a line at most every EVERY seconds (done, rate, time left) and one at the e
 terminal the periodic lines are a bar on standard error, redrawn in place.
 
 Rule logs (files) get the lines; a person at a terminal gets the bar. Under MPI each rank
-reports what it has done of the job's work, without a time left (eta=False): its own
-share is not the job's, so a time left from it would mislead.
+reports what it has done of the job's work, without a time left (eta=False): it cannot
+know how much of it it will pull, so a time left would mislead.
 """
 from __future__ import annotations
 

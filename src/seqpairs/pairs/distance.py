@@ -195,8 +195,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     batch instead, in no particular order, and edges is None. `prune=False` aligns every
     pair in full (the same edge list). `edges=False` (dense only) keeps no pair (SeqDist:
     every pair goes through the backend's screen alone where it has one), and edges is
-    None. `work`: the tiles this worker computes, as lists of positions in `tiles` (an
-    executor's share; default: every tile). Its progress counts its cells against all of
+    None. `work`: the tiles this worker computes, as lists of positions in `tiles` (the
+    executor's pull; default: every tile). Its progress counts its cells against all of
     `tiles`'; eta=False (one of several workers): without a time left.
     """
     xp, to_host = backend.xp, backend.to_host

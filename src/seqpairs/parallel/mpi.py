@@ -18,7 +18,9 @@ one line naming the silent ranks and calls MPI_Abort, which ends every rank. Whe
 is the silent one, rank 1 reports it; the others wait half a timeout longer.
 At exit (normal or after an error line) the ranks meet in a last barrier, still watched,
 before the watchdogs stop: a rank that has finished is not taken for a stopped one, and
-a rank 0 that stops while it writes is noticed. A stopped rank's own watchdog stops with
+a rank 0 that stops while it writes is noticed. MPI_Finalize, which waits for every rank
+without letting a thread run, and the rest of the process's end are watched by a
+process beside each rank (the exit watcher). A stopped rank's own watchdog stops with
 it; the kernels release the GIL, so a busy rank keeps answering.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -66,8 +69,41 @@ def start():
     return executor
 
 
+# The exit watcher: a Python of its own beside each rank (no MPI, no GIL shared with it).
+# It waits for the timeout on its standard input, sent once the rank has passed its last
+# barrier (end of input: the rank ended before, and so does the watcher); then it kills
+# the rank unless that ends within the timeout (it is then a child of another process).
+EXIT_WATCHER = """
+import os, sys, time
+rank, size, patience, says = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+timeout = sys.stdin.readline()
+if not timeout:
+    sys.exit()
+timeout = float(timeout)
+end = time.monotonic() + timeout * patience
+while time.monotonic() < end:
+    time.sleep(0.05)
+    if os.getppid() != rank:
+        sys.exit()
+if says == "says":
+    print(f"seqpairs: error: MPI ranks did not all end within {timeout:g} s of their last "
+          f"barrier (one stopped, or its node hangs?); ending all {size} ranks",
+          file=sys.stderr, flush=True)
+os.kill(rank, 9)
+"""
+
+
 class Watchdog(threading.Thread):
-    """Heartbeats with rank 0; MPI_Abort when a watched rank is silent for `timeout` s."""
+    """Heartbeats with rank 0; MPI_Abort when a watched rank is silent for `timeout` s.
+
+    MPI_Finalize waits for every rank and holds the GIL (no thread of this process runs
+    meanwhile), so a rank stopped in it, or later while its process ends, would leave the
+    others or the launcher waiting beyond the watchdog's reach. The exit watcher, started
+    with the watchdog (a rank may stop at any moment), takes over at the last barrier
+    (watch_exit): it kills its rank if that has not ended within the timeout, and the
+    launcher then ends every rank. Rank 0's acts first and says why in one line (it runs
+    even while rank 0 is the stopped one); the others' act half a timeout later, quietly.
+    """
 
     def __init__(self, comm, timeout: float):
         super().__init__(name="seqpairs-watchdog", daemon=True)
@@ -81,6 +117,14 @@ class Watchdog(threading.Thread):
         self.heard = dict.fromkeys(self.watched, time.monotonic())
         self.stopping = False
         self.wake = threading.Event()  # ends the wait between heartbeats early
+        self.exit_watcher = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", EXIT_WATCHER, str(os.getpid()), str(self.size),
+             "1.0" if self.rank == 0 else "1.5", "says" if self.rank == 0 else "quiet"],
+            stdin=subprocess.PIPE)
+
+    def watch_exit(self) -> None:
+        """From now on the exit watcher ends this rank if it has not ended in time."""
+        os.write(self.exit_watcher.stdin.fileno(), b"%r\n" % self.timeout)
 
     def set_timeout(self, seconds: float) -> None:
         """From now on (the watched ranks get a full new timeout to be heard)."""
@@ -232,10 +276,15 @@ class Mpi:
         self.comm.Abort(code)
 
     def close(self) -> None:
-        """The last barrier, watched; then the watchdog stops (at exit)."""
+        """The last barrier, watched; then the rest of the process's end is watched by
+        the exit watcher while the watchdog stops and MPI ends (at exit)."""
         if self.watchdog is None or not self.watchdog.is_alive():
             return
         request = self.comm.Ibarrier()
         while not request.Test():
             time.sleep(0.01)
+        self.watchdog.watch_exit()
         self.watchdog.stop()
+        from mpi4py import MPI
+
+        MPI.Finalize()

@@ -10,8 +10,8 @@ Outputs (formats/distances.py, formats/interop.py): the sparse edge list and mot
 column format from it; SeqDist's text format, the condensed matrix and a PHYLIP matrix.
 Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
-(formats/runs.py), merged while the output is written. Under MPI every rank computes its
-static share of the tiles by cost (parallel.Executor.share) into its own runs and sends
+(formats/runs.py), merged while the output is written. Under MPI every rank computes the
+tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs and sends
 them to rank 0 piece by piece; rank 0 writes. The output is the same bytes whoever
 computed which tile.
 """
@@ -114,7 +114,7 @@ def run(args) -> None:
                 max_distance=args.max_distance, candidate_identity=args.candidate_identity,
                 iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
                 prune=args.prune, edges=bool(sparse),
-                work=[executor.share(tiles["cells"])], eta=executor.size == 1)
+                work=executor.pull(tiles["cells"]), eta=executor.size == 1)
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * spill.record), 1)
                 executor.stream(spill.pieces(piece), spill.add_records)

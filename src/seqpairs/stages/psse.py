@@ -73,7 +73,7 @@ def run(args) -> None:
     backend = backends.select(args.backend, executor.device)
     mine, real, shuffled, mu, beta = score_and_fit(
         backend, scheme, codes, index, args.shuffles, args.seed, args.threads,
-        work=[executor.share(m * n)], eta=executor.size == 1)
+        work=executor.pull(m * n), eta=executor.size == 1)
     if not args.plots:
         shuffled = shuffled[:, :0]  # only the plots need them on rank 0
     gathered = executor.gather(mine, (real, mu, beta, shuffled))

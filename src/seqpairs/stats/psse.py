@@ -20,8 +20,8 @@ p-value of the real score. Output, one row per input pair in the input order:
   qvalue         Benjamini-Hochberg adjusted p-value over all pairs tested
   significant    pvalue <= --alpha
 
-Under MPI (mpiexec -n N seqpairs psse ...) each rank scores its static share of the
-pairs by cost m*n (parallel.Executor.share), and rank 0 gathers the fits in row order and
+Under MPI (mpiexec -n N seqpairs psse ...) each rank scores the pairs it
+pulls from rank 0 by cost m*n (parallel.Executor.pull), and rank 0 gathers the fits in row order and
 writes the table, which is the same bytes for any number of ranks and either backend: the
 shuffles of a pair depend only on --seed and the pair's row in --pairs (its RNG key,
 shuffle.py).
