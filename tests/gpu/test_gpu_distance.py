@@ -185,3 +185,58 @@ def test_distance_stage_gpu_equals_cpu(shared_data, options):
         assert np.array_equal(gd.view(np.int64), cd.view(np.int64))
     assert np.array_equal(g.i, c.i) and np.array_equal(g.j, c.j)
     assert np.array_equal(g.cost.view(np.int64), c.cost.view(np.int64))
+
+
+@pytest.mark.parametrize("scheme, options", [
+    ("seqdist", dict(max_distance=0.2, candidate_identity=0.95, dense=True)),
+    ("seqdist", dict(max_distance=0.05)),  # pruned
+    ("vsearch", dict(max_distance=0.05)),
+])
+def test_hybrid_gives_the_pairs_of_the_gpu(shared_data, scheme, options, caplog,
+                                           monkeypatch):
+    """--backend hybrid: the GPU and the CPU cores beside it take tiles from one queue;
+    the kept pairs and dense distances are the GPU's alone, bit for bit (the cores join
+    here however slow they are beside the GPU)."""
+    import logging
+    import re
+
+    from seqpairs.pairs import distance
+
+    monkeypatch.setattr(distance, "HELPER_LEAST_SHARE", 0.0)
+
+    seqset, bins, tiles = c005_tiles(shared_data)
+    results = {}
+    for name in ("gpu", "hybrid"):
+        batches = []
+        with caplog.at_level(logging.INFO, logger="seqpairs"):
+            _, dense = distance.compute(
+                seqset, bins, tiles, backend=backends.select(name), scheme=scoring.get(scheme),
+                threads=4, kept=lambda *columns: batches.append(columns), **options)
+        columns = [np.concatenate(column) for column in zip(*batches)]
+        order = np.lexsort((columns[1], columns[0]))
+        results[name] = [c[order] for c in columns], dense
+    (g, gd), (h, hd) = results["gpu"], results["hybrid"]
+    assert len(g[0]) > 100
+    for a, b in zip(g, h, strict=True):
+        assert np.array_equal(a.view(np.int64) if a.dtype == np.float64 else a,
+                              b.view(np.int64) if b.dtype == np.float64 else b)
+    if options.get("dense"):
+        assert np.array_equal(gd.view(np.int64), hd.view(np.int64))
+    lists = dict(re.findall(r"work lists of the (\w+ \w+): (\d+)", caplog.text))
+    assert int(lists["gpu backend"]) > 0 and int(lists["cpu helper"]) > 0, caplog.text
+
+
+def test_hybrid_edge_list_is_the_gpus_bytes(shared_data, tmp_path):
+    from seqpairs.cli import main
+
+    seqs = read_acgt(shared_data / "C005_454.fa.gz", 400)
+    fasta = tmp_path / "reads.fasta"
+    fasta.write_text("".join(f">r{k}\n{s}\n" for k, s in enumerate(seqs)))
+    for name in ("gpu", "hybrid"):
+        assert main(["-q", "binning", "-i", str(fasta), "--bins", str(tmp_path / "b.tsv"),
+                     "--tiles", str(tmp_path / "t.tsv"), "--tile-pairs", "2000"]) == 0
+        assert main(["-q", "distance", "-i", str(fasta), "--bins", str(tmp_path / "b.tsv"),
+                     "--tiles", str(tmp_path / "t.tsv"), "--backend", name, "--max-distance",
+                     "0.1", "--candidate-identity", "0.97", "--edges",
+                     str(tmp_path / f"{name}.npz")]) == 0
+    assert (tmp_path / "gpu.npz").read_bytes() == (tmp_path / "hybrid.npz").read_bytes()

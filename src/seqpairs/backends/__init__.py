@@ -53,6 +53,7 @@ pairs a caller should hand a kernel at a time. `threads` is the CPU's thread cou
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ from types import ModuleType
 from ..errors import UserError
 
 NAMES = ("auto", "cpu", "gpu")
+# the GPU with the CPU cores beside it, for the stages that share work between them
+HYBRID = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -86,19 +89,28 @@ class Backend:
     cells_per_call: float = math.inf
     band_cost: dict[int, float] = field(default_factory=dict)
     upper_cost: float = 1.0  # seqdist_upper's cost of a cell, likewise
+    # the backend aligning work beside this one in the stages that share it (the CPU cores
+    # beside a GPU: "hybrid"); None: this backend alone
+    helper: Backend | None = None
 
 
 def select(name: str = "auto", device: int = 0) -> Backend:
-    """The backend `name` (auto: the GPU when CuPy sees one, else the CPU); a GPU backend
-    computes on GPU `device` modulo the GPUs visible."""
+    """The backend `name` (auto: the GPU when CuPy sees one, else the CPU; hybrid: the GPU
+    with the CPU backend as its helper); a GPU backend computes on GPU `device` modulo the
+    GPUs visible."""
     from . import gpu
 
-    if name not in NAMES:
-        raise UserError(f"backend must be one of {', '.join(NAMES)}, not {name!r}")
+    if name not in (*NAMES, HYBRID):
+        raise UserError(f"backend must be one of {', '.join((*NAMES, HYBRID))}, "
+                        f"not {name!r}")
     if name == "cpu" or (name == "auto" and not gpu.available()):
         from . import cpu
 
         return cpu.BACKEND
     if not gpu.available():
-        raise UserError("--backend gpu: no CUDA GPU visible to CuPy (is cupy installed?)")
+        raise UserError(f"--backend {name}: no CUDA GPU visible to CuPy (is cupy installed?)")
+    if name == "hybrid":
+        from . import cpu
+
+        return dataclasses.replace(gpu.backend(device), helper=cpu.BACKEND)
     return gpu.backend(device)

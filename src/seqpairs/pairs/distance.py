@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 
 import numpy as np
 
-from .. import scoring
+from .. import parallel, scoring
 from ..backends.common import AFFINE_COUNTS
 from ..formats.distances import Edges, pair_index, sequence_digest
 from ..progress import Progress
@@ -176,6 +177,88 @@ class AffinePass:
         return None
 
 
+# Cells a second a CPU thread aligns, assumed until the helper's first list (the cheapest
+# tile) has measured it: the helper takes that list only if it would finish it at this
+# rate before the backend finishes the rest.
+HELPER_CELLS_PER_SECOND = 0.3e9
+# A helper slower than this share of the backend stays out (or leaves once measured): its
+# cores' work slows the backend's host side more than it adds (H200 machine, SeqDist at
+# 400 bp: 15 CPU threads added 0.6-0.8% of the cells and made the run 7-9% slower).
+HELPER_LEAST_SHARE = 0.1
+
+
+def helper_of(backend, threads):
+    """The backend aligning tiles beside `backend` (the CPU cores beside a GPU:
+    --backend hybrid) and its threads: all of `threads` (None: every core) but one, which
+    the GPU's host work keeps; (None, None) without a helper or a core to spare."""
+    if backend.helper is None:
+        return None, None
+    import numba
+
+    spare = (threads or numba.config.NUMBA_NUM_THREADS) - 1
+    return (backend.helper, spare) if spare > 0 else (None, None)
+
+
+def beside(align, workers, steps_of, costs, items, helper_threads):
+    """The tiles `items` (positions) aligned by a backend and its helper at once, each
+    taking work lists from one WorkQueue as it finishes the last (largest first, sized by
+    speed): align(worker, step, lists) for both. The helper begins once the backend's
+    first two lists have measured its speed (the first, a probe, is mostly a compile, and
+    the cores would slow that), and it retires where it would end after the
+    backend (parallel.WorkQueue), or where it is too slow to pay for what it costs the
+    backend (HELPER_LEAST_SHARE), so the two are never slower than the backend alone but
+    for a first tile slower than HELPER_CELLS_PER_SECOND assumes."""
+    queue = parallel.WorkQueue(costs[items], 2)
+    measured, stop, failed, reported = threading.Event(), threading.Event(), [], [0]
+    backend, helper = workers
+
+    def take(worker, rate, guess=None):
+        if worker == 0 and rate is not None:
+            reported[0] += 1
+            if reported[0] >= 2:  # not the probe's rate: that is mostly a compile
+                measured.set()
+        return items[queue.take(worker, rate, guess)]
+
+    def helper_take(rate, guess):
+        fast = queue.rates.get(0)
+        if fast and queue.first < queue.stop and (rate or guess) < HELPER_LEAST_SHARE * fast:
+            log.info("the %s helper %s: %.3g cells/s%s, under %g of the %s backend's %.3g",
+                     helper.name, "leaves" if rate else "stays out", rate or guess,
+                     "" if rate else " (guessed)", HELPER_LEAST_SHARE, backend.name, fast)
+            queue.leave(1)
+            return items[:0]
+        return take(1, rate, guess)
+
+    def helper_lists():
+        measured.wait()
+        guess = HELPER_CELLS_PER_SECOND * helper_threads
+        for listed in parallel.timed(lambda rate: helper_take(rate, guess), costs,
+                                     f"{helper.name} helper"):
+            if stop.is_set():
+                return
+            yield listed
+
+    def run_helper():
+        try:
+            align(helper, steps_of[1], helper_lists())
+        except BaseException as error:  # raised again by the backend's thread
+            failed.append(error)
+
+    thread = threading.Thread(target=run_helper, name="seqpairs-helper", daemon=True)
+    thread.start()
+    try:
+        align(backend, steps_of[0], parallel.timed(lambda rate: take(0, rate), costs,
+                                                   who=f"{backend.name} backend"))
+    except BaseException:
+        stop.set()  # the helper ends after its list
+        raise
+    finally:
+        measured.set()
+        thread.join()  # the helper takes what the backend left (it may have retired)
+    if failed:
+        raise failed[0]
+
+
 # The engine of each scheme family (a step from pairs to kept pairs, in LAYOUTS' columns).
 PASSES = {"seqdist": SeqDistPass, "affine": AffinePass}
 
@@ -199,45 +282,65 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     executor's pull; default: every tile). Its progress counts its cells against all of
     `tiles`'; eta=False (one of several workers): without a time left.
     """
-    xp, to_host = backend.xp, backend.to_host
     if not edges:
         if not dense:
             raise ValueError("compute: neither edges nor dense distances asked for")
         max_distance, candidate_identity = -math.inf, None  # keeps no pair
-    members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
-    lengths = xp.asarray(seqs.lengths)
     dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
-    step = PASSES[scheme.family](backend, seqs, scheme, threads, max_distance,
-                                 candidate_identity, iddef, dense_out, prune)
-    batches_kept, count, pairs_done, cells_done = [], 0, 0, 0.0
-    log.info("%s backend: %d pairs in %d tiles", backend.name, int(tiles["pairs"].sum()),
-             len(tiles))
+    helper, helper_threads = helper_of(backend, threads)
+    if helper and kept is None:  # two workers' batches come in no fixed order
+        raise ValueError("compute: a backend with a helper hands its kept pairs to `kept`")
+    workers = [backend, helper] if helper else [backend]
+    steps_of = [PASSES[scheme.family](worker, seqs, scheme, t, max_distance,
+                                      candidate_identity, iddef, dense_out, prune)
+                for worker, t in zip(workers, (threads, helper_threads))]
+    batches_kept, totals = [], np.zeros(3)  # kept, pairs, cells
+    lock = threading.Lock()  # kept, batches_kept, totals and progress, for both workers
+    log.info("%s backend%s: %d pairs in %d tiles", backend.name,
+             f" with {helper_threads} {helper.name} threads beside it" if helper else "",
+             int(tiles["pairs"].sum()), len(tiles))
     progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells", eta=eta,
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
+
+    def align(worker, step, lists):
+        """The pairs of the tiles of `lists` on `worker` through `step`."""
+        xp, to_host = worker.xp, worker.to_host
+        members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
+        lengths = xp.asarray(seqs.lengths)
+        for group in (group for items in lists
+                      for group in batches(tiles.iloc[items], worker.pairs_per_batch)):
+            pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
+            all_i = xp.concatenate([p[0] for p in pairs])
+            all_j = xp.concatenate([p[1] for p in pairs])
+            cells = to_host(lengths[all_i] * lengths[all_j])
+            for start, stop in steps(cells, worker.cells_per_call):  # progress as it goes
+                on_device = step(all_i[start:stop], all_j[start:stop])
+                with lock:
+                    totals[0] += len(on_device[0])
+                    if kept is None:
+                        batches_kept.append(tuple(to_host(a) for a in on_device))
+                    else:  # in slices: a GPU batch's pairs alone would exceed a small budget
+                        for first in range(0, len(on_device[0]), KEPT_SLICE):
+                            kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
+                    progress.update(float(cells[start:stop].sum()))
+            with lock:
+                totals[1:] += len(all_i), float(cells.sum())
+
     lists = [np.arange(len(tiles))] if work is None else work
-    for group in (group for items in lists
-                  for group in batches(tiles.iloc[items], backend.pairs_per_batch)):
-        pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
-        all_i = xp.concatenate([p[0] for p in pairs])
-        all_j = xp.concatenate([p[1] for p in pairs])
-        cells = to_host(lengths[all_i] * lengths[all_j])
-        for start, stop in steps(cells, backend.cells_per_call):  # progress as it goes
-            on_device = step(all_i[start:stop], all_j[start:stop])
-            count += len(on_device[0])
-            if kept is None:
-                batches_kept.append(tuple(to_host(a) for a in on_device))
-            else:  # in slices: a GPU batch's pairs alone would exceed a small memory budget
-                for first in range(0, len(on_device[0]), KEPT_SLICE):
-                    kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
-            progress.update(float(cells[start:stop].sum()))
-        pairs_done += len(all_i)
-        cells_done += float(cells.sum())
+    if helper:
+        for items in lists:  # each list shared between the GPU and the cores beside it
+            beside(align, workers, steps_of, tiles["cells"].to_numpy(), items,
+                   helper_threads)
+    else:
+        align(backend, steps_of[0], lists)
+    count, pairs_done, cells_done = int(totals[0]), int(totals[1]), totals[2]
     seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
              count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
-    summary = step.summary()
-    if summary:
-        log.info("%s", summary)
+    for step in steps_of:
+        summary = step.summary()
+        if summary:
+            log.info("%s", summary)
     if kept is not None or not edges:
         return None, dense_out
     about = Edges(seqs.n, np.asarray(seqs.ids), None, None, {}, max_distance=max_distance,

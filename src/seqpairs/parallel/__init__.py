@@ -118,7 +118,11 @@ class WorkQueue:
         self.started = None  # time.monotonic() of the first list
         self.lock = threading.Lock()
 
-    def take(self, worker=0, rate: float | None = None) -> np.ndarray:
+    def take(self, worker=0, rate: float | None = None, guess: float | None = None
+             ) -> np.ndarray:
+        """The next list of `worker`, which computed its last at `rate` (None: none yet;
+        then `guess`, if given, is its rate until measured, and it gets its first list
+        only if it would finish it at that rate before the others finish the rest)."""
         with self.lock:
             if rate is not None and rate > 0:
                 self.rates[worker] = rate
@@ -127,10 +131,14 @@ class WorkQueue:
                 return np.empty(0, dtype=np.int64)
             if self.started is None:
                 self.started = self.clock()
-            if worker not in self.rates:  # its speed first
-                return self.cheapest()
             before = self.done[first - 1] if first else 0.0
             left = self.done[stop - 1] - before
+            if worker not in self.rates:  # its speed first
+                if guess is None or not self.rates:
+                    return self.cheapest()
+                others = sum(self.rates.values()) * (self.workers - 1) / len(self.rates)
+                return self.cheapest() if self.fits(stop, guess, left, others) else self.retire(
+                    worker)
             speed = sum(self.rates.values()) * self.workers / len(self.rates)
             mine = self.rates[worker]
             longest = max(self.FIRST_SECONDS, self.LIST_GROWTH * (self.clock() - self.started))
@@ -141,29 +149,46 @@ class WorkQueue:
                 self.first = end
                 return np.sort(self.order[first:end])
             others = speed - mine  # what the others do meanwhile
-            if others <= 0 or self.costs[self.order[stop - 1]] / mine <= left / others:
+            if self.fits(stop, mine, left, others):
                 return self.cheapest()
-            del self.rates[worker]  # retired: the others finish sooner without it
-            self.workers -= 1
-            return np.empty(0, dtype=np.int64)
+            return self.retire(worker)
 
     clock = staticmethod(time.monotonic)
+
+    def fits(self, stop: int, mine: float, left: float, others: float) -> bool:
+        """Whether a worker at rate `mine` finishes the cheapest item left before the
+        others (at `others` together) finish all that is left."""
+        return others <= 0 or self.costs[self.order[stop - 1]] / mine <= left / others
+
+    def leave(self, worker) -> None:
+        """`worker` takes no more lists (it retires)."""
+        with self.lock:
+            self.retire(worker)
+
+    def retire(self, worker) -> np.ndarray:
+        """Nothing more for `worker`: the others finish sooner without it."""
+        self.rates.pop(worker, None)
+        self.workers -= 1
+        return np.empty(0, dtype=np.int64)
 
     def cheapest(self) -> np.ndarray:
         self.stop -= 1
         return self.order[self.stop:self.stop + 1].copy()
 
 
-def timed(take, costs):
+def timed(take, costs, who=""):
     """The lists of take(rate=...) until an empty one, each request with the rate (cost
     per second) at which the consumer computed the previous list: the time between
-    handing it out and the next request. Logs at the end how many lists this worker
-    computed and its time busy with them of the time since its first request."""
+    handing it out and the next request (the first: None). Logs at the end how many
+    lists this worker (`who`, where a process has several) computed, their cost, and
+    its time busy with them of the time since its first request."""
     costs = np.asarray(costs, dtype=np.float64)
-    rate, lists, busy, begin = None, 0, 0.0, time.perf_counter()
+    rate, lists, done, busy, begin = None, 0, 0.0, 0.0, time.perf_counter()
     while len(items := take(rate=rate)):
         start = time.perf_counter()
         yield items
         seconds = max(time.perf_counter() - start, 1e-9)
-        rate, lists, busy = float(costs[items].sum()) / seconds, lists + 1, busy + seconds
-    log.info("work lists: %d, busy %.3f s of %.3f s", lists, busy, time.perf_counter() - begin)
+        cost = float(costs[items].sum())
+        rate, lists, done, busy = cost / seconds, lists + 1, done + cost, busy + seconds
+    log.info("work lists%s: %d, cost %.6g, busy %.3f s of %.3f s",
+             f" of the {who}" if who else "", lists, done, busy, time.perf_counter() - begin)

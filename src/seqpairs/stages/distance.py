@@ -155,7 +155,10 @@ def register(sub) -> None:
     p.add_argument("--scoring", choices=scoring.names("distance"), default="seqdist",
                    help="scoring scheme (default seqdist: SeqDist's distance; vsearch: "
                    "1 - identity by --iddef of vsearch's global alignment)")
-    p.add_argument("--backend", choices=backends.NAMES, default="auto")
+    p.add_argument("--backend", choices=(*backends.NAMES, backends.HYBRID), default="auto",
+                   help="auto (the GPU if CuPy sees one, else the CPU), cpu, gpu, or hybrid: "
+                   "the GPU and the CPU cores beside it (all --threads but one) taking tiles "
+                   "as they finish, the cores retiring before they could delay the GPU")
     p.add_argument("--threads", type=threads, default=None,
                    help="CPU threads (default: all cores; at most NUMBA_NUM_THREADS)")
     p.add_argument("-o", "--output", help="output file, in --format")
