@@ -93,6 +93,23 @@ def test_helper_gives_the_pairs_of_one_backend(scheme, options):
         assert counted["helper"] > 0  # the helper did take work
 
 
+def slowed(factor: float, calls: list):
+    """The CPU backend with its SeqDist kernel `factor` times slower; each call's pair
+    count goes to `calls`."""
+    def slow(*args):
+        kernel = CPU.seqdist(*args)
+
+        def align(pa, pb):
+            started = time.perf_counter()
+            out = kernel(pa, pb)
+            time.sleep((factor - 1) * (time.perf_counter() - started))
+            calls.append(len(pa))
+            return out
+        return align
+
+    return dataclasses.replace(CPU, seqdist=slow)
+
+
 def test_slow_helper_retires_and_loses_no_tile():
     """A helper 1,000 times slower than the backend gets its probe (the cheapest tile
     after the backend's own probe) and then nothing: it never holds the end up, and its
@@ -100,19 +117,7 @@ def test_slow_helper_retires_and_loses_no_tile():
     seqs = family_set(200, 150, seed=2)
     alone, _ = kept_pairs(seqs, CPU, max_distance=0.1, prune=False)
     calls = []
-
-    def slow(*args):
-        kernel = CPU.seqdist(*args)
-
-        def align(pa, pb):
-            started = time.perf_counter()
-            out = kernel(pa, pb)
-            time.sleep(1000 * (time.perf_counter() - started))
-            calls.append(len(pa))
-            return out
-        return align
-
-    helper = dataclasses.replace(CPU, seqdist=slow)
+    helper = slowed(1000, calls)
     both, _ = kept_pairs(seqs, dataclasses.replace(CPU, helper=helper), max_distance=0.1,
                          prune=False)
     assert same(alone, both)
@@ -176,19 +181,7 @@ def test_helper_too_slow_to_pay_stays_out_or_leaves(monkeypatch, caplog, guess, 
     seqs = family_set(200, 150, seed=2)
     alone, _ = kept_pairs(seqs, CPU, max_distance=0.1, prune=False)
     calls = []
-
-    def slow(*args):  # a tenth of the backend's speed
-        kernel = CPU.seqdist(*args)
-
-        def align(pa, pb):
-            started = time.perf_counter()
-            out = kernel(pa, pb)
-            time.sleep(9 * (time.perf_counter() - started))
-            calls.append(len(pa))
-            return out
-        return align
-
-    helper = dataclasses.replace(CPU, seqdist=slow)
+    helper = slowed(10, calls)  # a tenth of the backend's speed
     with caplog.at_level(logging.INFO, logger="seqpairs"):
         both, _ = kept_pairs(seqs, dataclasses.replace(CPU, helper=helper), max_distance=0.1,
                              prune=False)
