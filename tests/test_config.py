@@ -50,6 +50,17 @@ def test_defaults_are_filled_for_a_minimal_config():
     assert config["simulate"] == reference["simulate"]
 
 
+def test_distance_takes_the_hybrid_backend_and_the_filter_does_not():
+    config = minimal()
+    config["defaults"] = {"distance": {"backend": "hybrid"}}
+    validate(config, SCHEMA)
+    assert config["defaults"]["distance"]["backend"] == "hybrid"
+    config = minimal()
+    config["defaults"] = {"filter": {"backend": "hybrid"}}
+    with pytest.raises(Exception, match="hybrid"):
+        validate(config, SCHEMA)
+
+
 def test_dataset_overrides_are_not_filled_with_defaults():
     # An override section must hold only what the user wrote; otherwise schema
     # defaults would silently replace values set in `defaults`.
