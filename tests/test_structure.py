@@ -135,10 +135,12 @@ def test_backend_is_chosen_in_one_place():
     cpu = backends.select("cpu")
     assert cpu.name == "cpu" and cpu.xp is np and cpu.seqdist_screen is None
     assert cpu.trace_seqdist is not None and cpu.trace_affine is not None
-    with pytest.raises(UserError, match="backend must be one of auto, cpu, gpu"):
+    with pytest.raises(UserError, match="backend must be one of auto, cpu, gpu, hybrid"):
         backends.select("tpu")
-    for stage in ("distance", "filter", "psse"):
+    for stage in ("filter", "psse"):
         assert choices(stage, "--backend") == backends.NAMES
+    # the stage that shares its tiles between the GPU and the cores beside it
+    assert choices("distance", "--backend") == (*backends.NAMES, backends.HYBRID)
     # only backends/__init__.py picks a backend module
     for path in SRC.rglob("*.py"):
         if "backends" in path.parts:
