@@ -181,10 +181,11 @@ def test_helper_too_slow_to_pay_stays_out_or_leaves(monkeypatch, caplog, guess, 
     seqs = family_set(200, 150, seed=2)
     alone, _ = kept_pairs(seqs, CPU, max_distance=0.1, prune=False)
     calls = []
-    helper = slowed(10, calls)  # a tenth of the backend's speed
+    helper = slowed(100, calls)  # under a hundredth of the backend's speed
     with caplog.at_level(logging.INFO, logger="seqpairs"):
         both, _ = kept_pairs(seqs, dataclasses.replace(CPU, helper=helper), max_distance=0.1,
                              prune=False)
     assert same(alone, both)
-    assert len(calls) == probes
-    assert ("stays out" if probes == 0 else "leaves") in caplog.text
+    assert len(calls) == probes  # measured: no list after the probe
+    # (it leaves, or retires as the WorkQueue's slow worker, or finds nothing left)
+    assert ("stays out" in caplog.text) == (probes == 0)

@@ -63,7 +63,8 @@ def work_lists(costs, workers):
 def test_work_lists_hand_out_every_item_once_largest_first_shrinking():
     rng = np.random.default_rng(5)
     costs = rng.integers(1, 1000, 300)
-    for workers in (1, 2, 5):
+    assert [items.tolist() for items in work_lists(costs, 1)] == [list(range(len(costs)))]
+    for workers in (2, 5):
         lists = work_lists(costs, workers)
         flat = np.concatenate(lists)
         assert sorted(flat.tolist()) == list(range(len(costs)))  # each item once
@@ -81,8 +82,19 @@ def test_work_lists_hand_out_every_item_once_largest_first_shrinking():
             assert len(items) == 1 or costs[items].sum() <= costs[left].sum() / (2 * workers)
             del left[:len(items)]
         assert costs[lists[-1]].sum() < costs.sum() / (10 * workers)  # short at the end
-    # equal costs: the lower item first (after the first list, the last item)
-    assert [items.tolist() for items in work_lists([4, 4, 4, 4], 1)] == [[3], [0], [1], [2]]
+    # equal costs: the probes take the last items, the first list sized by speed the first
+    lists = [items.tolist() for items in work_lists([4] * 6, 2)]
+    assert lists[:3] == [[5], [4], [0]]
+
+
+def test_the_last_worker_left_gets_the_rest_in_one_list():
+    """Each list ends in a short batch on a GPU: once the others have retired, the one
+    left takes all that is left at once."""
+    queue = parallel.WorkQueue(np.arange(1, 101), 2)
+    assert queue.take(0).tolist() == [0] and queue.take(1).tolist() == [1]  # probes
+    queue.leave(1)
+    assert queue.take(0, rate=1.0).tolist() == list(range(2, 100))
+    assert queue.take(0, rate=1.0).tolist() == [] and queue.take(1).tolist() == []
 
 
 def pulled(costs, speeds, overhead=0.0, per_list=0.0, capped=True):

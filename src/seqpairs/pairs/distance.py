@@ -19,6 +19,7 @@ The kept pairs are returned as an Edges, or handed batch by batch to a `kept` fu
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import threading
@@ -199,10 +200,10 @@ def helper_of(backend, threads):
     return (backend.helper, spare) if spare > 0 else (None, None)
 
 
-def beside(align, workers, steps_of, costs, items, helper_threads):
+def beside(align, workers, costs, items, helper_threads):
     """The tiles `items` (positions) aligned by a backend and its helper at once, each
     taking work lists from one WorkQueue as it finishes the last (largest first, sized by
-    speed): align(worker, step, lists) for both. The helper begins once the backend's
+    speed): align(worker, lists) for both. The helper begins once the backend's
     first two lists have measured its speed (the first, a probe, is mostly a compile, and
     the cores would slow that), and it retires where it would end after the
     backend (parallel.WorkQueue), or where it is too slow to pay for what it costs the
@@ -240,15 +241,15 @@ def beside(align, workers, steps_of, costs, items, helper_threads):
 
     def run_helper():
         try:
-            align(helper, steps_of[1], helper_lists())
+            align(helper, helper_lists())
         except BaseException as error:  # raised again by the backend's thread
             failed.append(error)
 
     thread = threading.Thread(target=run_helper, name="seqpairs-helper", daemon=True)
     thread.start()
     try:
-        align(backend, steps_of[0], parallel.timed(lambda rate: take(0, rate), costs,
-                                                   who=f"{backend.name} backend"))
+        align(backend, parallel.timed(lambda rate: take(0, rate), costs,
+                                      who=f"{backend.name} backend"))
     except BaseException:
         stop.set()  # the helper ends after its list
         raise
@@ -291,9 +292,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     if helper and kept is None:  # two workers' batches come in no fixed order
         raise ValueError("compute: a backend with a helper hands its kept pairs to `kept`")
     workers = [backend, helper] if helper else [backend]
-    steps_of = [PASSES[scheme.family](worker, seqs, scheme, t, max_distance,
-                                      candidate_identity, iddef, dense_out, prune)
-                for worker, t in zip(workers, (threads, helper_threads))]
+    passes = []  # each worker's step, made with its first list (a helper may get none)
     batches_kept, totals = [], np.zeros(3)  # kept, pairs, cells
     lock = threading.Lock()  # kept, batches_kept, totals and progress, for both workers
     log.info("%s backend%s: %d pairs in %d tiles", backend.name,
@@ -302,8 +301,17 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     progress = Progress(log, "distance", float(tiles["cells"].sum()), "cells", eta=eta,
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
 
-    def align(worker, step, lists):
-        """The pairs of the tiles of `lists` on `worker` through `step`."""
+    def align(worker, lists):
+        """The pairs of the tiles of `lists` on `worker` through its step."""
+        lists = iter(lists)
+        first = next(lists, None)
+        if first is None:
+            return
+        step = PASSES[scheme.family](worker, seqs, scheme,
+                                     helper_threads if worker is helper else threads,
+                                     max_distance, candidate_identity, iddef, dense_out, prune)
+        passes.append(step)
+        lists = itertools.chain([first], lists)
         xp, to_host = worker.xp, worker.to_host
         members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
         lengths = xp.asarray(seqs.lengths)
@@ -329,15 +337,15 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     lists = [np.arange(len(tiles))] if work is None else work
     if helper:
         for items in lists:  # each list shared between the GPU and the cores beside it
-            beside(align, workers, steps_of, tiles["cells"].to_numpy(), items,
+            beside(align, workers, tiles["cells"].to_numpy(), items,
                    helper_threads)
     else:
-        align(backend, steps_of[0], lists)
+        align(backend, lists)
     count, pairs_done, cells_done = int(totals[0]), int(totals[1]), totals[2]
     seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
              count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
-    for step in steps_of:
+    for step in passes:
         summary = step.summary()
         if summary:
             log.info("%s", summary)

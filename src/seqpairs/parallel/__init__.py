@@ -97,8 +97,9 @@ class WorkQueue:
     no list longer than half the time since the first, none shorter than a quarter second.
     Where the next item exceeds that share, the worker gets the cheapest item left if it
     would finish it before the other workers finish all that is left, else nothing and
-    it retires: a slow worker (a CPU beside a GPU) never holds up the end. Each list is in
-    item order; an empty list: nothing left for this worker.
+    it retires: a slow worker (a CPU beside a GPU) never holds up the end. The last worker
+    left gets all that is left in one list (each list ends in a short batch). Each list is
+    in item order; an empty list: nothing left for this worker.
     """
 
     LIST_SHARE = 2
@@ -131,6 +132,9 @@ class WorkQueue:
                 return np.empty(0, dtype=np.int64)
             if self.started is None:
                 self.started = self.clock()
+            if self.workers == 1:  # the others retired: the rest in one list
+                self.first = stop
+                return np.sort(self.order[first:stop])
             before = self.done[first - 1] if first else 0.0
             left = self.done[stop - 1] - before
             if worker not in self.rates:  # its speed first
