@@ -234,7 +234,7 @@ def test_bad_inputs(cli, run_dir, tmp_path, option, content, message):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
-RANK_LOG = ("2026-11-25 21:07:14,331 rank {k}/{n} seqpairs.distance: {backend} backend: "
+RANK_LOG = ("2026-11-25 21:07:14,331 rank {k}/{n} seqpairs.distance: {backend} backend{beside}: "
             "120 pairs in 3 tiles\n")
 
 
@@ -242,13 +242,15 @@ RANK_LOG = ("2026-11-25 21:07:14,331 rank {k}/{n} seqpairs.distance: {backend} b
     ([[("gpu", 0, 2), ("gpu", 1, 2)]], "gpu", "2"),  # two MPI ranks, a GPU each
     ([[("gpu", 0, 2), ("gpu", 1, 2)], [("cpu", 0, 1)]], "cpu+gpu", "2"),  # shards differ
     ([[("cpu", 0, 4)] * 1 + [("cpu", k, 4) for k in range(1, 4)]], "cpu", "0"),
+    ([[("gpu", 0, 1, " with 15 cpu threads beside it")]], "cpu+gpu", "1"),  # hybrid
 ])
 def test_backend_and_gpus_are_what_the_distance_logs_say(cli, run_dir, tmp_path, logs, backend,
                                                          gpus):
     paths = []
     for number, ranks in enumerate(logs):
         path = tmp_path / f"shard{number}.log"
-        path.write_text("".join(RANK_LOG.format(backend=b, k=k, n=n) for b, k, n in ranks)
+        path.write_text("".join(RANK_LOG.format(backend=b, k=k, n=n, beside=(*rest, "")[0])
+                                for b, k, n, *rest in ranks)
                         + "2026-11-25 21:07:15,000 seqpairs.distance: gpu backend: 1 pairs\n")
         paths += ["--distance-log", path]
     argv = [a for a in options(run_dir, tmp_path / "out") if a != run_dir / "distance.log"]

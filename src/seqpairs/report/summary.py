@@ -21,8 +21,8 @@
   GCUPS (tiles' cells / that time) and the time of every rule; with the read QC's
   funnel (the workflow's results/qc/D/funnel.tsv) a row per QC step; the backend and
   the GPUs that computed the edge list, read from the distance jobs' logs (each process,
-  each MPI rank, logs `<backend> backend: N pairs in T tiles` once; a GPU rank computes on
-  one GPU).
+  each MPI rank, logs `<backend> backend: N pairs in T tiles` once, `gpu backend with K
+  cpu threads beside it: ...` under --backend hybrid; a GPU rank computes on one GPU).
 - summary.html: the same table as an HTML page, one row a line: what Snakemake's HTML
   report shows of the run summary (it shows an HTML result in a frame, a TSV only as a
   download link that displays nothing).
@@ -61,8 +61,9 @@ from .figures import (
 TIMES_COLUMNS = ["rule", "seconds", "edge_list"]
 FUNNEL_COLUMNS = ["step", "reads", "uniques"]
 # a distance process's first line of work (pairs/distance.py), with its rank under MPI
-BACKEND_LINE = re.compile(r"^\S+ \S+(?: rank \d+/\d+)? seqpairs\.distance: (\w+) backend: "
-                          r"\d+ pairs in \d+ tiles$", re.M)
+BACKEND_LINE = re.compile(r"^\S+ \S+(?: rank \d+/\d+)? seqpairs\.distance: (\w+) backend"
+                          r"(?: with \d+ (\w+) threads beside it)?: \d+ pairs in \d+ tiles$",
+                          re.M)
 
 
 def read_tsv(path, columns) -> pd.DataFrame:
@@ -130,19 +131,21 @@ def funnel(pairs: int, candidates: int | None, kept: int, significant: int | Non
 
 def backends_from_logs(paths: list[str]) -> tuple[str, int]:
     """The backends that computed the edge list (`cpu`, `gpu`, or both joined by `+` when
-    shards differed) and the number of GPU processes, from the distance jobs' logs."""
-    found = []
+    shards differed, or with the CPU helper of --backend hybrid) and the number of GPU
+    processes, from the distance jobs' logs."""
+    found, helpers = [], []
     for path in paths:
         try:
             text = open(path, encoding="utf-8", errors="replace").read()
         except OSError as exc:
             raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-        names = BACKEND_LINE.findall(text)
-        if not names:
+        lines = BACKEND_LINE.findall(text)
+        if not lines:
             raise UserError(f"{path}: no line '<backend> backend: N pairs in T tiles' (not the "
                             "log of a seqpairs distance job?)")
-        found += names
-    return "+".join(sorted(set(found))), found.count("gpu")
+        found += [backend for backend, _ in lines]
+        helpers += [helper for _, helper in lines if helper]
+    return "+".join(sorted({*found, *helpers})), found.count("gpu")
 
 
 def qc_rows(path) -> list[tuple[str, str]]:
