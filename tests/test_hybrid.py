@@ -189,3 +189,41 @@ def test_helper_too_slow_to_pay_stays_out_or_leaves(monkeypatch, caplog, guess, 
     assert len(calls) == probes  # measured: no list after the probe
     # (it leaves, or retires as the WorkQueue's slow worker, or finds nothing left)
     assert ("stays out" in caplog.text) == (probes == 0)
+
+
+def test_several_work_lists_set_each_worker_up_once(monkeypatch, caplog):
+    """Under MPI a rank's tiles come as several pulled lists: each worker's pass is made
+    once, later lists start from the rates learnt (no probes again), and a helper out in
+    one list is out for the rest."""
+    import logging
+
+    seqs = family_set(200, 150, seed=5)
+    bins = tiling.make_bins(seqs.lengths, 5)
+    tiles = tiling.make_tiles(seqs.lengths, bins, 500)
+    lists = np.array_split(np.arange(len(tiles)), 4)
+    alone, _ = kept_pairs(seqs, CPU, max_distance=0.1, prune=False)
+    for guess, stays_out in ((1e12, 0), (1e3, 1)):
+        monkeypatch.setattr(distance, "HELPER_LEAST_SHARE", 0.5 if stays_out else 0.0)
+        monkeypatch.setattr(distance, "HELPER_CELLS_PER_SECOND", guess)
+        made = {"backend": 0, "helper": 0}
+
+        def counted(name):
+            def factory(*args):
+                made[name] += 1
+                return CPU.seqdist(*args)
+            return factory
+
+        backend = dataclasses.replace(CPU, seqdist=counted("backend"),
+                                      helper=dataclasses.replace(CPU, seqdist=counted("helper")))
+        batches = []
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="seqpairs"):
+            distance.compute(seqs, bins, tiles, backend=backend, scheme=scoring.get("seqdist"),
+                             threads=2, max_distance=0.1, prune=False, work=lists,
+                             kept=lambda *columns: batches.append(columns))
+        columns = [np.concatenate(column) for column in zip(*batches)]
+        order = np.lexsort((columns[1], columns[0]))
+        assert same(alone, [column[order] for column in columns])
+        assert made["backend"] == 1 and made["helper"] == 1 - stays_out
+        assert caplog.text.count("stays out") == stays_out
+        assert caplog.text.count("work lists of the cpu helper") == 4 - 3 * stays_out

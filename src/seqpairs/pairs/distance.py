@@ -200,7 +200,7 @@ def helper_of(backend, threads):
     return (backend.helper, spare) if spare > 0 else (None, None)
 
 
-def beside(align, workers, costs, items, helper_threads):
+def beside(align, workers, costs, items, helper_threads, known):
     """The tiles `items` (positions) aligned by a backend and its helper at once, each
     taking work lists from one WorkQueue as it finishes the last (largest first, sized by
     speed): align(worker, lists) for both. The helper begins once the backend's
@@ -208,9 +208,14 @@ def beside(align, workers, costs, items, helper_threads):
     the cores would slow that), and it retires where it would end after the
     backend (parallel.WorkQueue), or where it is too slow to pay for what it costs the
     backend (HELPER_LEAST_SHARE), so the two are never slower than the backend alone but
-    for a first tile slower than HELPER_CELLS_PER_SECOND assumes."""
+    for a first tile slower than HELPER_CELLS_PER_SECOND assumes. `known`: the workers'
+    rates from the lists before (no probes again) and whether the helper is "out" (then
+    the caller hands the next lists to the backend alone); updated here."""
     queue = parallel.WorkQueue(costs[items], 2)
+    queue.rates.update(known["rates"])
     measured, stop, failed, reported = threading.Event(), threading.Event(), [], [0]
+    if 0 in queue.rates:
+        measured.set()
     backend, helper = workers
 
     def take(worker, rate, guess=None):
@@ -221,12 +226,13 @@ def beside(align, workers, costs, items, helper_threads):
         return items[queue.take(worker, rate, guess)]
 
     def helper_take(rate, guess):
-        fast = queue.rates.get(0)
-        if fast and queue.first < queue.stop and (rate or guess) < HELPER_LEAST_SHARE * fast:
+        fast, mine = queue.rates.get(0), rate or queue.rates.get(1)
+        if fast and queue.first < queue.stop and (mine or guess) < HELPER_LEAST_SHARE * fast:
             log.info("the %s helper %s: %.3g cells/s%s, under %g of the %s backend's %.3g",
-                     helper.name, "leaves" if rate else "stays out", rate or guess,
-                     "" if rate else " (guessed)", HELPER_LEAST_SHARE, backend.name, fast)
+                     helper.name, "leaves" if mine else "stays out", mine or guess,
+                     "" if mine else " (guessed)", HELPER_LEAST_SHARE, backend.name, fast)
             queue.leave(1)
+            known["out"] = True
             return items[:0]
         return take(1, rate, guess)
 
@@ -256,6 +262,7 @@ def beside(align, workers, costs, items, helper_threads):
     finally:
         measured.set()
         thread.join()  # the helper takes what the backend left (it may have retired)
+    known["rates"].update(queue.rates)
     if failed:
         raise failed[0]
 
@@ -292,7 +299,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     if helper and kept is None:  # two workers' batches come in no fixed order
         raise ValueError("compute: a backend with a helper hands its kept pairs to `kept`")
     workers = [backend, helper] if helper else [backend]
-    passes = []  # each worker's step, made with its first list (a helper may get none)
+    made = {}  # id(worker) -> its step, members, lengths: made with its first list, kept
     batches_kept, totals = [], np.zeros(3)  # kept, pairs, cells
     lock = threading.Lock()  # kept, batches_kept, totals and progress, for both workers
     log.info("%s backend%s: %d pairs in %d tiles", backend.name,
@@ -307,14 +314,17 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         first = next(lists, None)
         if first is None:
             return
-        step = PASSES[scheme.family](worker, seqs, scheme,
-                                     helper_threads if worker is helper else threads,
-                                     max_distance, candidate_identity, iddef, dense_out, prune)
-        passes.append(step)
+        if id(worker) not in made:  # a helper that never gets a list sets nothing up
+            made[id(worker)] = (
+                PASSES[scheme.family](worker, seqs, scheme,
+                                      helper_threads if worker is helper else threads,
+                                      max_distance, candidate_identity, iddef, dense_out,
+                                      prune),
+                [worker.xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)],
+                worker.xp.asarray(seqs.lengths))
+        step, members, lengths = made[id(worker)]
         lists = itertools.chain([first], lists)
         xp, to_host = worker.xp, worker.to_host
-        members = [xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)]
-        lengths = xp.asarray(seqs.lengths)
         for group in (group for items in lists
                       for group in batches(tiles.iloc[items], worker.pairs_per_batch)):
             pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
@@ -336,16 +346,20 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
 
     lists = [np.arange(len(tiles))] if work is None else work
     if helper:
+        known = {"rates": {}, "out": False}  # what one list learnt, for the next
         for items in lists:  # each list shared between the GPU and the cores beside it
-            beside(align, workers, tiles["cells"].to_numpy(), items,
-                   helper_threads)
+            if known["out"]:
+                align(backend, [items])
+            else:
+                beside(align, workers, tiles["cells"].to_numpy(), items, helper_threads,
+                       known)
     else:
         align(backend, lists)
     count, pairs_done, cells_done = int(totals[0]), int(totals[1]), totals[2]
     seconds = progress.finish()
     log.info("%s backend: %d pairs, %d kept, %.3f GCUPS, %.3f s", backend.name, pairs_done,
              count, cells_done / max(seconds, 1e-9) / 1e9, seconds)
-    for step in passes:
+    for step, _, _ in made.values():
         summary = step.summary()
         if summary:
             log.info("%s", summary)
