@@ -101,15 +101,14 @@ def select(name: str = "auto", device: int = 0) -> Backend:
     from . import gpu
 
     if name not in (*NAMES, HYBRID):
-        raise UserError(f"backend must be one of {', '.join((*NAMES, HYBRID))}, "
-                        f"not {name!r}")
+        raise UserError(f"backend must be one of {', '.join(NAMES)}, {HYBRID}, not {name!r}")
     if name == "cpu" or (name == "auto" and not gpu.available()):
         from . import cpu
 
         return cpu.BACKEND
     if not gpu.available():
         raise UserError(f"--backend {name}: no CUDA GPU visible to CuPy (is cupy installed?)")
-    if name == "hybrid":
+    if name == HYBRID:
         from . import cpu
 
         return dataclasses.replace(gpu.backend(device), helper=cpu.BACKEND)

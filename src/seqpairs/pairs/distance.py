@@ -200,7 +200,7 @@ def helper_of(backend, threads):
     return (backend.helper, spare) if spare > 0 else (None, None)
 
 
-def beside(align, workers, costs, items, helper_threads, known):
+def beside(align, backend, helper, costs, items, helper_threads, known):
     """The tiles `items` (positions) aligned by a backend and its helper at once, each
     taking work lists from one WorkQueue as it finishes the last (largest first, sized by
     speed): align(worker, lists) for both. The helper begins once the backend's
@@ -216,7 +216,6 @@ def beside(align, workers, costs, items, helper_threads, known):
     measured, stop, failed, reported = threading.Event(), threading.Event(), [], [0]
     if 0 in queue.rates:
         measured.set()
-    backend, helper = workers
 
     def take(worker, rate, guess=None):
         if worker == 0 and rate is not None:
@@ -298,7 +297,6 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     helper, helper_threads = helper_of(backend, threads)
     if helper and kept is None:  # two workers' batches come in no fixed order
         raise ValueError("compute: a backend with a helper hands its kept pairs to `kept`")
-    workers = [backend, helper] if helper else [backend]
     made = {}  # id(worker) -> its step, members, lengths: made with its first list, kept
     batches_kept, totals = [], np.zeros(3)  # kept, pairs, cells
     lock = threading.Lock()  # kept, batches_kept, totals and progress, for both workers
@@ -351,8 +349,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             if known["out"]:
                 align(backend, [items])
             else:
-                beside(align, workers, tiles["cells"].to_numpy(), items, helper_threads,
-                       known)
+                beside(align, backend, helper, tiles["cells"].to_numpy(), items,
+                       helper_threads, known)
     else:
         align(backend, lists)
     count, pairs_done, cells_done = int(totals[0]), int(totals[1]), totals[2]
