@@ -10,7 +10,7 @@ from seqpairs.report import psse_figures
 from seqpairs.scoring import LocalScheme
 from seqpairs.scoring.alphabet import AMINO_ACIDS
 from seqpairs.scoring.scheme import MAX_COST
-from seqpairs.stages import psse as psse_stage
+from seqpairs.stages import options
 from seqpairs.stats import gumbel
 from seqpairs.stats.psse import COLUMNS
 
@@ -220,7 +220,7 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     assert list(table.columns) == COLUMNS
     assert len(pairs) >= 4
     assert table[["query", "target"]].equals(pairs[["query", "target"]])  # the input order
-    scheme = scoring.get(psse_stage.DEFAULT_SCHEME["dna"])
+    scheme = scoring.get(options.DEFAULT_LOCAL_SCHEME["dna"])
     assert scheme == LocalScheme.dna(2, -3, 5, 2)  # BLASTN's, as the matrix below
     matrix = parasail.matrix_create("ACGT", 2, -3)
     index = {f"r{k}": k for k in range(len(seqs))}
@@ -302,7 +302,7 @@ def test_scheme_defaults(argv, scheme):
     from seqpairs.cli import build_parser
 
     args = build_parser().parse_args(["psse", "-i", "x", "--pairs", "y", "-o", "z", *argv])
-    assert psse_stage.make_scheme(args) == scheme
+    assert options.local_scheme(args) == scheme
 
 
 def test_cli_same_seed_same_bytes_other_seed_other_shuffles(tmp_path, cli, dna):

@@ -20,7 +20,7 @@ import threading
 
 from . import __version__, parallel
 from .errors import UserError
-from .stages import COMMANDS, STAGES
+from .stages import COMMANDS, STAGES, TOOLS
 from .stages.options import check_environment
 
 # Signals that ask the process to end; each is raised as Terminated in the main thread.
@@ -75,7 +75,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     command = next((word for word in argv or () if not word.startswith("-")), None)
-    for name in [COMMANDS[command]] if command in COMMANDS else STAGES:
+    for name in [COMMANDS[command]] if command in COMMANDS else STAGES + TOOLS:
         importlib.import_module(f"seqpairs.stages.{name}").register(sub)
     # every subcommand's --help opens with its line of the list above
     for choice in sub._choices_actions:  # argparse keeps those lines only there

@@ -45,6 +45,20 @@ where each starts, as formats.fasta.SequenceSet holds them):
       `affine_counts_traced`: the backend's affine_counts is this traceback itself (the
       CPU), so a caller that traces every pair anyway skips the counts.
 
+  align_ends(codes, offsets, scheme: LocalScheme, mode: AlignMode, threads) -> kernel
+      (pa, pb) -> score, query end, target end (int32; 1-based): the best alignment of
+      query pa against target pb under the mode (scoring/local.py's AlignMode: which end
+      among equal scores), 0, 0 for a local score of 0
+  align_starts(codes, offsets, scheme, mode, threads) -> kernel (pa, pb, score, qend,
+      tend) -> query start, target start (int32): AlignMode's start of that alignment,
+      by a reverse pass from the end; target start 0 where a semi-global alignment holds
+      no target letter. None for both where the backend has no such kernels (the engine
+      then aligns on the CPU).
+  trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads) ->
+      run offsets, ops, lengths, matches, mismatches, gap openings, score: the global
+      alignment of each window (query qstart..qend against target tstart..tend) as runs
+      of alignments.WINDOW_OPS; CPU only (None elsewhere).
+
 A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
 module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
 return host arrays. `to_host` brings an array to NumPy. `pairs_per_batch` is how many
@@ -82,6 +96,9 @@ class Backend:
     local_scores: Callable
     trace_affine: Callable
     trace_seqdist: Callable | None = None
+    align_ends: Callable | None = None
+    align_starts: Callable | None = None
+    trace_windows: Callable | None = None
     affine_counts_traced: bool = False
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)

@@ -25,6 +25,10 @@ COUNTS = ("matches", "mismatches", "gaps", "openings", "columns", "terminal_gaps
           "terminal_openings", "qlo", "qhi", "tlo", "thi")
 (MATCHES, MISMATCHES, GAPS, OPENINGS, COLUMNS, TERMINAL_GAPS, TERMINAL_OPENINGS,
  QLO, QHI, TLO, THI) = range(len(COUNTS))
+# The runs of `seqpairs align`'s traced windows (the contract's trace_windows), as an
+# extended CIGAR with the target as reference: "=" identical letters, "X" different
+# letters, "I" a query letter against a gap, "D" a target letter against a gap.
+WINDOW_OPS = "=XID"
 # Moves: DIAG aligns A[i-1] with B[j-1], LEFT puts B[j-1] against a gap in A (the query),
 # UP puts A[i-1] against a gap in B.
 DIAG, LEFT, UP = 0, 1, 2

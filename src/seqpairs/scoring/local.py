@@ -58,3 +58,34 @@ class LocalScheme(Scheme):
         import numpy as np
 
         return np.minimum(m, n) * max(0, max(map(max, self.subst)))
+
+
+@dataclass(frozen=True)
+class AlignMode:
+    """Which alignments of a query Q against a target T `seqpairs align` maximises over,
+    with a LocalScheme's scores. Every mode is LocalScheme's recurrence with other borders:
+
+    local (Smith-Waterman-Gotoh): as LocalScheme states; any part of Q against any part of T.
+    global (Needleman-Wunsch-Gotoh): no floor at 0; H(0, 0) = 0, H(i, 0) and H(0, j) the
+        cost of a gap of i or j letters, negated; the score is H(n, m).
+    semiglobal: all of Q against a part of T (one letter at least), T's overhangs free:
+        as global, but H(i, 0) = 0 and the score is the largest H(i, m), 1 <= i <= n.
+
+    The end is the cell holding the score; among equal cells, the smallest target end,
+    then the smallest query end. The start is the first cell that reaches the score when
+    the prefixes up to the end are aligned backwards from it: the shortest target span,
+    then the shortest query span.
+    """
+
+    name: str
+    local: bool  # floor at 0, any start and end
+    free_target_ends: bool  # the target's leading and trailing letters cost nothing
+    summary: str
+
+
+MODES = {mode.name: mode for mode in (
+    AlignMode("local", True, False, "Smith-Waterman-Gotoh: the best-scoring parts of both"),
+    AlignMode("global", False, False, "Needleman-Wunsch-Gotoh: all of both, end gaps paid"),
+    AlignMode("semiglobal", False, True, "all of the query against a part of the target "
+              "(the target's overhangs free)"),
+)}

@@ -128,3 +128,47 @@ def shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N <= {MAX_SHARDS}")
     return index, count
 
+
+
+# The registered local schemes whose scores are the defaults, by alphabet (psse, align).
+DEFAULT_LOCAL_SCHEME = {"dna": "blastn", "protein": "blastp"}
+
+
+def local_scheme_options(parser) -> None:
+    """--alphabet, --matrix, --match, --mismatch, --gap-open, --gap-extend: the integer
+    scores of psse and align (local_scheme builds them)."""
+    parser.add_argument("--alphabet", choices=tuple(DEFAULT_LOCAL_SCHEME), default="dna",
+                        help="sequence alphabet (default dna)")
+    parser.add_argument("--matrix", help="substitution matrix by name (Biopython's, e.g. "
+                        "BLOSUM62; default for protein: BLOSUM62)")
+    parser.add_argument("--match", type=int, help="DNA match score (default 2)")
+    parser.add_argument("--mismatch", type=int, help="DNA mismatch score (default -3)")
+    parser.add_argument("--gap-open", type=int, help="a gap of length k costs gap-open + k "
+                        "gap-extend (default: dna 5, protein 11)")
+    parser.add_argument("--gap-extend", type=int, help="(default: dna 2, protein 1)")
+
+
+def local_scheme(args):
+    """The LocalScheme of the command line: the alphabet's default scheme (BLASTN's,
+    BLASTP's) with the options given replacing its values."""
+    from dataclasses import replace
+
+    from .. import scoring
+    from ..scoring import LocalScheme
+
+    dna = args.alphabet == "dna"
+    if args.matrix and (args.match is not None or args.mismatch is not None):
+        raise UserError("--matrix and --match/--mismatch exclude each other")
+    if not dna and (args.match is not None or args.mismatch is not None):
+        raise UserError("--match/--mismatch score DNA; for protein give --matrix")
+    default = scoring.get(DEFAULT_LOCAL_SCHEME[args.alphabet])
+    gap_open = default.gap_open if args.gap_open is None else args.gap_open
+    gap_extend = default.gap_extend if args.gap_extend is None else args.gap_extend
+    if args.matrix:
+        return LocalScheme.from_matrix(args.matrix, gap_open, gap_extend,
+                                       alphabet=args.alphabet)
+    if args.match is not None or args.mismatch is not None:
+        match = default.subst[0][0] if args.match is None else args.match
+        mismatch = default.subst[0][1] if args.mismatch is None else args.mismatch
+        return LocalScheme.dna(match, mismatch, gap_open, gap_extend)
+    return replace(default, gap_open=gap_open, gap_extend=gap_extend)

@@ -4,47 +4,29 @@ scores its share of the pairs (by cost m*n) and rank 0 writes the table."""
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from .. import backends, parallel, scoring
+from .. import backends, parallel
 from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..formats.fasta import read_coded
 from ..formats.tables import read_tsv
 from ..report import psse_figures
-from ..scoring import LocalScheme
 from ..stats.psse import COLUMNS, score_and_fit, significance
-from .options import MAX_SEED, MAX_SHUFFLES, fraction, integer, path_not_stdio, threads
+from .options import (
+    MAX_SEED,
+    MAX_SHUFFLES,
+    fraction,
+    integer,
+    local_scheme,
+    local_scheme_options,
+    path_not_stdio,
+    threads,
+)
 
 log = logging.getLogger("seqpairs.psse")
-# The registered schemes whose scores are the defaults, by alphabet.
-DEFAULT_SCHEME = {"dna": "blastn", "protein": "blastp"}
-
-
-def make_scheme(args) -> LocalScheme:
-    """The scoring scheme of the command line: the alphabet's default scheme (BLASTN's,
-    BLASTP's) with the options given replacing its values."""
-    dna = args.alphabet == "dna"
-    if args.matrix and (args.match is not None or args.mismatch is not None):
-        raise UserError("--matrix and --match/--mismatch exclude each other")
-    if not dna and (args.match is not None or args.mismatch is not None):
-        raise UserError("--match/--mismatch score DNA; for protein give --matrix")
-    default = scoring.get(DEFAULT_SCHEME[args.alphabet])
-    gap_open = default.gap_open if args.gap_open is None else args.gap_open
-    gap_extend = default.gap_extend if args.gap_extend is None else args.gap_extend
-    if args.matrix:
-        return LocalScheme.from_matrix(args.matrix, gap_open, gap_extend,
-                                       alphabet=args.alphabet)
-    if args.match is not None or args.mismatch is not None:
-        match = default.subst[0][0] if args.match is None else args.match
-        mismatch = default.subst[0][1] if args.mismatch is None else args.mismatch
-        return LocalScheme.dna(match, mismatch, gap_open, gap_extend)
-    return replace(default, gap_open=gap_open, gap_extend=gap_extend)
-
-
 def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
     """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
     table = read_tsv(path, ("query", "target"), text=True)
@@ -63,7 +45,7 @@ def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
 def run(args) -> None:
     if args.plots:  # before the work, not after
         psse_figures.pyplot()
-    scheme = make_scheme(args)
+    scheme = local_scheme(args)
     ids, codes = read_coded(args.input, scheme)
     pairs = read_pairs(args.pairs, ids, args.input)
     lengths = np.array([len(c) for c in codes], dtype=np.int64)
@@ -103,15 +85,7 @@ def register(sub) -> None:
                    help="pairs (TSV with a header naming query and target columns, "
                    "e.g. the filter's kept.tsv)")
     p.add_argument("-o", "--output", required=True, help="scores, fits and p-values (TSV)")
-    p.add_argument("--alphabet", choices=tuple(DEFAULT_SCHEME), default="dna",
-                   help="sequence alphabet (default dna)")
-    p.add_argument("--matrix", help="substitution matrix by name (Biopython's, e.g. BLOSUM62; "
-                   "default for protein: BLOSUM62)")
-    p.add_argument("--match", type=int, help="DNA match score (default 2)")
-    p.add_argument("--mismatch", type=int, help="DNA mismatch score (default -3)")
-    p.add_argument("--gap-open", type=int, help="a gap of length k costs gap-open + k gap-extend "
-                   "(default: dna 5, protein 11)")
-    p.add_argument("--gap-extend", type=int, help="(default: dna 2, protein 1)")
+    local_scheme_options(p)
     p.add_argument("--shuffles", type=integer(2, MAX_SHUFFLES), default=1000,
                    help=f"shuffled targets per pair, 2 to {MAX_SHUFFLES:,} (default 1000)")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0,
