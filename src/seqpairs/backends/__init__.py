@@ -52,8 +52,7 @@ where each starts, as formats.fasta.SequenceSet holds them):
   align_starts(codes, offsets, scheme, mode, threads) -> kernel (pa, pb, score, qend,
       tend) -> query start, target start (int32): AlignMode's start of that alignment,
       by a reverse pass from the end; target start 0 where a semi-global alignment holds
-      no target letter. None for both where the backend has no such kernels (the engine
-      then aligns on the CPU).
+      no target letter.
   trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads) ->
       run offsets, ops, lengths, matches, mismatches, gap openings, score: the global
       alignment of each window (query qstart..qend against target tstart..tend) as runs

@@ -81,9 +81,6 @@ def align(backend: Backend, scheme: LocalScheme, mode: AlignMode, codes: np.ndar
     if scheme.gap_open + scheme.gap_extend < 1:
         raise UserError("align: a gap must cost something (gap-open + gap-extend >= 1): "
                         "free gaps leave the best alignment's extent undefined")
-    if backend.align_ends is None:
-        log.info("the %s backend has no align kernels: aligning on the CPU", backend.name)
-        backend = backends.select("cpu")
     ends = backend.align_ends(codes, offsets, scheme, mode, threads)
     kept, numbered = [], 0
     for queries, targets in batches:

@@ -21,7 +21,7 @@ def backend(device: int = 0) -> Backend:
     current device (one worker, one GPU)."""
     import cupy
 
-    from . import affine, band, local, qgrams, seqdist
+    from . import affine, align, band, local, qgrams, seqdist
 
     cupy.cuda.Device(device % cupy.cuda.runtime.getDeviceCount()).use()
     return Backend(
@@ -40,4 +40,6 @@ def backend(device: int = 0) -> Backend:
         affine_counts=affine.counter,
         trace_affine=affine.tracer,
         local_scores=local.local_scores,
+        align_ends=align.ends,
+        align_starts=align.starts,
     )

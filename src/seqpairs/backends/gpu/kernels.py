@@ -89,6 +89,17 @@ VARIANTS = {
     "affine_trace_table": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8, "TABLE": 1}),
     "affine_trace_counts_table": Variant("affine_trace.cu", "affine_trace_counts",
                                          {"STRIP": 8, "TABLE": 1}),
+    # seqpairs align, one thread per pair: score and end, then the start (reverse pass);
+    # a column's scores in a word (alphabets of up to 4 letters) or a shared table. Strips
+    # and caps: the fastest forward pass of a sweep on ADEPT's shapes (H200, RESULTS.md)
+    "align_ends_word": Variant("align.cu", "align_pairs", {"STRIP": 20, "WORD": 1,
+                                                          "REVERSE": 0}, 112),
+    "align_ends_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
+                                                           "REVERSE": 0}, 128),
+    "align_starts_word": Variant("align.cu", "align_pairs", {"STRIP": 20, "WORD": 1,
+                                                            "REVERSE": 1}, 112),
+    "align_starts_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
+                                                             "REVERSE": 1}, 128),
     # PSSE, one block per pair: two shuffles per thread in 16-bit lanes with a score word
     # per letter pair (small alphabets) or an int8 profile, or one shuffle in 32 bits
     "local_16_word": Variant("local.cu", "psse_local",

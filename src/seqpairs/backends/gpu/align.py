@@ -1,0 +1,124 @@
+"""`seqpairs align`'s score-and-end and start passes on the GPU (gpu_kernels/align.cu), one
+thread per pair: the same results as backends/cpu/align.py's ends and starts.
+
+Pairs run longest target first (then longest query), so that the threads of a warp walk
+about as many rows and strips; results go back to the order given. Alphabets of up to 4
+letters with int8 scores pick a column's score with a byte permute (WORD), others look it
+up in a shared table.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import UserError
+from .kernels import VARIANTS
+from .launch import INT_POISON, check_written, one_thread_per_pair
+
+WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
+TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
+ROW_BYTES = 8  # the strip edge's (H, E) per row and pair
+
+
+def variant(scheme, reverse: bool):
+    """The kernel variant for the scheme's alphabet and scores."""
+    matrix = scheme.matrix()
+    letters = len(scheme.alphabet)
+    if (letters + 1) * letters > TABLE_ENTRIES:
+        raise UserError(f"align: the GPU kernel takes alphabets of at most 31 letters, not "
+                        f"{letters}")
+    word = letters <= WORD_LETTERS and matrix.min() >= -128 and matrix.max() <= 127
+    return VARIANTS[f"align_{'starts' if reverse else 'ends'}_{'word' if word else 'table'}"]
+
+
+class _Device:
+    """The sequences on the device, once per factory: codes, offsets, lengths."""
+
+    def __init__(self, codes, offsets):
+        import cupy
+
+        self.codes, self.offsets = cupy.asarray(codes), cupy.asarray(offsets)
+        self.lengths = cupy.diff(self.offsets)
+
+
+def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, tuning=None):
+    """align.cu over the pairs (device arrays), longest target first, then longest query;
+    returns three int32 device arrays in the pairs' order (REVERSE: the first unused)."""
+    import cupy
+
+    key = seqs.lengths[pb] * (1 << 15) + seqs.lengths[pa]
+    order = cupy.argsort(-key)
+    kernel = variant(scheme, reverse).tuned(**(tuning or {})).function_handle()
+    d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
+    d_inputs = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
+    d_pa, d_pb = pa[order], pb[order]
+    position = cupy.arange(len(order), dtype=cupy.int64)
+    constants = (d_subst, np.int32(len(scheme.alphabet)),
+                 np.int32(scheme.gap_open + scheme.gap_extend), np.int32(scheme.gap_extend),
+                 np.int32(mode.local), np.int32(mode.free_target_ends))
+
+    # rows are target letters: one_thread_per_pair sizes the edge buffer by its first
+    # index array's lengths, so it gets the targets first
+    def launch(grid, block, targets, where, npairs, cells):
+        queries = d_pa[where]
+        bnd = cupy.empty(cells, dtype=cupy.int32), cupy.empty(cells, dtype=cupy.int32)
+        outs = [cupy.full(npairs, INT_POISON, dtype=cupy.int32) for _ in range(3)]
+        given = [a[where] for a in d_inputs] or [outs[0]] * 3
+        kernel(grid, block, (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs),
+                             *given, *constants, *bnd, *outs))
+        return outs
+
+    results = one_thread_per_pair(seqs.lengths, d_pb, position, ROW_BYTES, max_batch, launch)
+    for values in results[1:] if reverse else results:
+        check_written(values == INT_POISON, values.size, "alignment results")
+    out = [cupy.empty(len(order), cupy.int32) for _ in range(3)]
+    for placed, values in zip(out, results):
+        placed[order] = values
+    return out
+
+
+def _device(a):
+    import cupy
+
+    return cupy.ascontiguousarray(cupy.asarray(a), dtype=cupy.int64)
+
+
+def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
+    """The contract's align_ends on the GPU (`threads` is ignored; `tuning`: align.cu's
+    STRIP and the register cap, kernels.Variant.tuned)."""
+    import cupy
+
+    seqs = _Device(codes, offsets)
+
+    def align(pa, pb):
+        on_host = isinstance(pa, np.ndarray)
+        pa, pb = _device(pa), _device(pb)
+        out = [cupy.empty(0, cupy.int32)] * 3 if not len(pa) else \
+            _run(seqs, scheme, mode, pa, pb, False, [], max_batch, tuning)
+        return tuple(a.get() if on_host else a for a in out)
+
+    return align
+
+
+def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
+    """The contract's align_starts on the GPU: the reverse pass for the pairs that need one
+    (local pairs that align, semi-global pairs); global alignments start at 1, 1."""
+    import cupy
+
+    seqs = _Device(codes, offsets)
+
+    def align(pa, pb, score, qend, tend):
+        on_host = isinstance(pa, np.ndarray)
+        pa, pb, score, qend, tend = (_device(a) for a in (pa, pb, score, qend, tend))
+        qstart = cupy.zeros(len(pa), cupy.int32)
+        tstart = cupy.zeros(len(pa), cupy.int32)
+        if not mode.local and not mode.free_target_ends:
+            qstart[:], tstart[:] = 1, 1
+        else:
+            need = cupy.flatnonzero(score > 0) if mode.local else cupy.arange(len(pa))
+            if len(need):
+                _, qs, ts = _run(seqs, scheme, mode, pa[need], pb[need], True,
+                                 [score[need], qend[need], tend[need]], max_batch, tuning)
+                qstart[need], tstart[need] = qs, ts
+        return tuple(a.get() if on_host else a for a in (qstart, tstart))
+
+    return align

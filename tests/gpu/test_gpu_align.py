@@ -1,0 +1,108 @@
+"""`seqpairs align`'s GPU passes (gpu_kernels/align.cu) against the CPU's (Numba, which
+tests/test_align.py pins to the plain reference and parasail): every score, end and start
+equal, in every mode, for both score fetches (byte permute, shared table).
+
+Marked `gpu`; skipped where CuPy sees no CUDA device.
+"""
+import numpy as np
+import pytest
+
+from seqpairs.backends import gpu
+from seqpairs.backends.common import concatenate
+from seqpairs.backends.cpu import align as cpu_align
+from seqpairs.backends.gpu import align as gpu_align
+from seqpairs.scoring import LocalScheme
+from seqpairs.scoring.local import MODES
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu.available(), reason="no CUDA GPU visible to CuPy"),
+]
+
+SCHEMES = {
+    "blastn": LocalScheme.dna(2, -3, 5, 2),  # byte permute
+    "adept dna": LocalScheme.dna(6, -4, 3, 1),
+    "linear": LocalScheme.dna(1, -1, 0, 1),
+    "blosum62": LocalScheme.from_matrix("BLOSUM62", 11, 1),  # shared table
+    "nuc44": LocalScheme.from_matrix("NUC.4.4", 3, 2, alphabet="dna"),  # >4 letters: table
+}
+
+
+def related(rng, letters, lengths, root_share=0.6):
+    """Sequences of these lengths: most pieces of one root with 10% substitutions and a few
+    indels (alignments with gaps, ends and starts inside), the rest random."""
+    root = rng.integers(0, letters, 2 * max(lengths) + 10)
+    out = []
+    for n in lengths:
+        if rng.random() < root_share:
+            lo = int(rng.integers(0, max(lengths) + 10))
+            s = root[lo:lo + n].copy()
+            hit = rng.random(len(s)) < 0.1
+            s[hit] = rng.integers(0, letters, hit.sum())
+            s = np.delete(s, np.flatnonzero(rng.random(len(s)) < 0.02))
+        else:
+            s = rng.integers(0, letters, n)
+        out.append((s if len(s) else rng.integers(0, letters, 1)).astype(np.uint8))
+    return out
+
+
+def compare(scheme, mode, queries, targets):
+    codes, offsets = concatenate(queries + targets)
+    pa = np.arange(len(queries))
+    pb = pa + len(queries)
+    want = cpu_align.ends(codes, offsets, scheme, mode)(pa, pb)
+    got = gpu_align.ends(codes, offsets, scheme, mode)(pa, pb)
+    for name, w, g in zip(("score", "query end", "target end"), want, got):
+        assert np.array_equal(w, g), f"{name}s differ at {np.flatnonzero(w != g)[:5]}"
+    want_starts = cpu_align.starts(codes, offsets, scheme, mode)(pa, pb, *want)
+    got_starts = gpu_align.starts(codes, offsets, scheme, mode)(pa, pb, *want)
+    for name, w, g in zip(("query start", "target start"), want_starts, got_starts):
+        assert np.array_equal(w, g), f"{name}s differ at {np.flatnonzero(w != g)[:5]}"
+    return want
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_lengths_across_strips(name, mode):
+    """1 to 700 letters, strip edges (31, 32, 33, 64, 65) included, both ways round."""
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(len(name) + 3 * len(mode))
+    letters = 4 if scheme.alphabet.startswith("ACGT") else 20  # standard letters
+    lengths = np.concatenate([[1, 2, 31, 32, 33, 63, 64, 65, 96, 97],
+                              rng.integers(1, 700, 300)])
+    queries = related(rng, letters, lengths)
+    targets = related(rng, letters, rng.permutation(lengths))
+    score = compare(scheme, MODES[mode], queries, targets)[0]
+    assert len(set(score.tolist())) > 20  # many different alignments, not all trivial
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_ties_and_homopolymers(mode):
+    """Two-letter and one-letter sequences: many cells tie for the best score and the
+    start; the tie rules must agree."""
+    scheme = SCHEMES["blastn"]
+    rng = np.random.default_rng(9)
+    queries = [rng.integers(0, 2, int(n)).astype(np.uint8) for n in rng.integers(1, 120, 300)]
+    targets = [np.full(int(n), int(rng.integers(0, 2)), np.uint8) if k % 3 == 0 else
+               rng.integers(0, 2, int(n)).astype(np.uint8)
+               for k, n in enumerate(rng.integers(1, 120, 300))]
+    compare(scheme, MODES[mode], queries, targets)
+
+
+def test_the_stage_on_the_gpu_writes_the_cpus_bytes(tmp_path):
+    from seqpairs.cli import main
+
+    rng = np.random.default_rng(4)
+    seqs = related(rng, 4, rng.integers(40, 400, 60))
+    fasta = tmp_path / "s.fa"
+    fasta.write_text("".join(f">s{k}\n{''.join('ACGT'[c] for c in s)}\n"
+                             for k, s in enumerate(seqs)))
+    outs = []
+    for backend in ("cpu", "gpu"):
+        out = tmp_path / f"{backend}.tsv"
+        assert main(["align", "-q", str(fasta), "--mode", "local", "--top", "3",
+                     "--columns", "qseqid,sseqid,score,qstart,qend,sstart,send,cigar",
+                     "--backend", backend, "-o", str(out)]) == 0
+        outs.append(out.read_bytes())
+    # all pairs a < b: sequence k is the query of 59 - k of them
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == 1 + 3 * 57 + 2 + 1
