@@ -27,6 +27,7 @@ include: "workflow/rules/distance.smk"
 include: "workflow/rules/filter.smk"
 include: "workflow/rules/psse.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/annotate.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -15,7 +15,7 @@ from snakemake.utils import validate
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "config" / "schema.yaml")
 CONFIG = REPO / "config" / "config.yaml"
-STAGES = ("qc", "ingest", "binning", "distance", "filter", "psse", "cluster")
+STAGES = ("qc", "ingest", "binning", "distance", "filter", "psse", "cluster", "annotate")
 
 
 def minimal(**dataset_extra):

@@ -55,9 +55,12 @@ TINY = {
             "samples": two_samples(),
             "cluster": {"linkage": "complete", "distance": "seqdist"},
         },
-        # the same reads, greedy clustering of the filter's pairs
+        # the same reads, greedy clustering of the filter's pairs; its OTUs annotated
+        # against the simulated references
         "tiny.greedy": {
             "samples": two_samples(),
+            "annotate": {"reference": "resources/simulated/references.fasta",
+                         "backend": "cpu", "threads": 2},
             "distance": {"exports": ["mothur_identity"]},
             "cluster": {"linkage": "greedy"},
         },
@@ -304,10 +307,12 @@ def test_every_target_log_and_benchmark_exists(run):
     for ext in ("list", "otu", "membership.tsv", "otu_table.tsv", "centroids.fasta"):
         assert (results(run, "cluster") / f"otus.{ext}").stat().st_size > 0
     assert not (results(run, "distance") / "seqdist.txt").exists()  # exports only on request
-    greedy = results(run, "cluster", "tiny.greedy")
+    greedy = results(run, "cluster", "tiny.greedy")  # annotated: annotate.reference set
     assert sorted(p.name for p in greedy.iterdir()) == [
-        "otus.centroids.fasta", "otus.membership.tsv", "otus.otu_table.biom", "otus.otu_table.tsv",
-        "otus.sensspec", "otus.shared", "otus.uc"]
+        "otus.annotation.tsv", "otus.centroids.fasta", "otus.membership.tsv",
+        "otus.otu_table.biom", "otus.otu_table.tsv", "otus.sensspec", "otus.shared", "otus.uc"]
+    assert sorted(p.name for p in (run / "logs" / "annotate").iterdir()) == ["tiny.greedy"]
+    assert (run / "results" / "benchmarks" / "annotate" / "tiny.greedy.tsv").is_file()
     # OptiClust reports the MCC it reached (mothur's .sensspec)
     stats = pd.read_csv(results(run, "cluster", "tiny.opti") / "otus.sensspec", sep="\t")
     assert len(stats) == 1 and 0 < stats["mcc"][0] <= 1
@@ -318,7 +323,7 @@ OUTPUTS_DOC = REPO / "docs" / "outputs.md"
 EXPORT_FILES = ("seqdist.txt", "condensed.npy", "phylip.dist", "mothur.identity.dist",
                 "mothur.dist")
 # stages whose log is logs/STAGE/D/STAGE.log and benchmark results/benchmarks/STAGE/D.tsv
-NAMED_STAGES = (*STAGES, "psse", "report")
+NAMED_STAGES = (*STAGES, "psse", "annotate", "report")
 # files with one column per sample (documented as `SAMPLE`)
 PER_SAMPLE = ("results/ingest/D/abundance.tsv", "results/cluster/D/otus.otu_table.tsv",
               "results/qc/D/dereplicated.tsv")
@@ -406,6 +411,7 @@ def test_outputs_reference_lists_every_column(run):
         "results/binning/D/tiles.tsv", "results/distance/D/edges.npz",
         "results/filter/D/kept.tsv", "results/psse/D/psse.tsv",
         "results/cluster/D/otus.membership.tsv", "results/cluster/D/otus.otu_table.tsv",
+        "results/cluster/D/otus.annotation.tsv",
         "results/report/D/summary.tsv", "results/benchmarks/STAGE/D.tsv",
         "results/benchmarks/distance_shard/D/K-of-N.tsv",
         "results/benchmarks/distance_merge/D.tsv",
@@ -671,6 +677,26 @@ def test_clusters_cover_every_unique_and_the_table_every_read(run, dataset):
 
 def read_pairs(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype={"query": str, "target": str})
+
+
+def test_annotation_names_the_reference_of_each_otu(run):
+    """tiny.greedy's annotation: one row per OTU in the centroids' order, each centroid's
+    best hit the reference its reads were simulated from (truth.tsv), the whole centroid
+    aligned (semi-global), identical where the centroid read has no simulated error;
+    datasets without a reference get none."""
+    otus = run / "results" / "cluster"
+    table = pd.read_csv(otus / "tiny.greedy" / "otus.annotation.tsv", sep="\t",
+                        dtype={"qseqid": str, "sseqid": str})
+    centroids = read_fasta_ids(otus / "tiny.greedy" / "otus.centroids.fasta")
+    assert list(table.qseqid) == centroids and len(centroids) >= 2
+    truth = pd.read_csv(run / "resources" / "simulated" / "truth.tsv", sep="\t", dtype=str)
+    truth = truth.set_index("read_id")
+    assert list(table.sseqid) == list(truth.loc[table.qseqid, "reference"])
+    exact = (truth.loc[table.qseqid, "n_errors"] == "0").to_numpy()  # error-free centroids
+    assert exact.any() and (table.pident[exact] == 100).all()
+    assert (table.pident > 80).all()
+    assert (table.qstart == 1).all() and (table.qend == table.qlen).all()
+    assert not (otus / "tiny" / "otus.annotation.tsv").exists()
 
 
 @pytest.mark.parametrize("dataset", PSSE_DATASETS)

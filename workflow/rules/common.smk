@@ -392,9 +392,10 @@ def alphabet_option(wildcards):
     return [] if alphabet == "dna" else ["--alphabet", alphabet]
 
 
-# The psse job's scores for each kind of reads (ingest.alphabet): DNA's from the config;
-# protein's are blastp's (BLOSUM62, gaps 11 + k: psse's defaults for --alphabet protein).
-PSSE_SCORES = {
+# The local schemes' scores of the psse and annotate jobs for each kind of reads
+# (ingest.alphabet): DNA's from the config; protein's are blastp's (BLOSUM62, gaps 11 + k:
+# the commands' defaults for --alphabet protein).
+LOCAL_SCORES = {
     "dna": {
         "match": "--match",
         "mismatch": "--mismatch",
@@ -408,7 +409,7 @@ PSSE_SCORES = {
 def psse_options(wildcards):
     alphabet = stage(wildcards, "ingest")["alphabet"]
     flags = {
-        **PSSE_SCORES[alphabet],
+        **LOCAL_SCORES[alphabet],
         "shuffles": "--shuffles",
         "seed": "--seed",
         "alpha": "--alpha",
@@ -918,6 +919,8 @@ def dataset_targets(dataset):
     if dataset in WITH_LEVELS:
         outputs += ["list", "otu"]
     targets += [f"results/cluster/{dataset}/otus.{ext}" for ext in outputs]
+    if p["annotate"]["reference"] is not None:
+        targets.append(f"results/cluster/{dataset}/otus.annotation.tsv")
     if p["psse"]["enabled"]:
         targets += [
             f"results/psse/{dataset}/{name}"
