@@ -2,6 +2,9 @@
 against the plain reference (tests/reference_align.py) and parasail, and the command."""
 import gzip
 import itertools
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -283,3 +286,54 @@ def test_bad_requests_are_one_line(cli, fastas, tmp_path, argv, message):
     lines = [line for line in err.splitlines() if line.startswith("seqpairs: error:")]
     assert len(lines) == 1 and message in lines[0], err
     assert "Traceback" not in err
+
+
+# EMBOSS water (local) and needle (global, end gaps paid as interior ones), one pair per
+# run: the same scores. EMBOSS's gap of length k costs gapopen + (k - 1) gapextend.
+EMBOSS = shutil.which("water") and shutil.which("needle")
+
+
+def emboss_score(tmp_path, tool, query, target, scheme, datafile):
+    (tmp_path / "a.fa").write_text(f">a\n{query}\n")
+    (tmp_path / "b.fa").write_text(f">b\n{target}\n")
+    opening = str(scheme.gap_open + scheme.gap_extend)
+    extend = str(scheme.gap_extend)
+    argv = [tool, "-asequence", tmp_path / "a.fa", "-bsequence", tmp_path / "b.fa",
+            "-gapopen", opening, "-gapextend", extend, "-datafile", datafile,
+            "-outfile", tmp_path / "out.txt", "-auto"]
+    if tool == "needle":
+        argv += ["-endweight", "-endopen", opening, "-endextend", extend]
+    kind = "protein" if len(scheme.alphabet) > 4 else "nucleotide"  # EMBOSS guesses else
+    argv += [f"-s{kind}1", f"-s{kind}2"]
+    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "out.txt").read_text()
+    return float(re.search(r"^# Score: (\S+)", text, re.M).group(1))
+
+
+@pytest.mark.skipif(not EMBOSS, reason="EMBOSS not found (apt-get install emboss)")
+@pytest.mark.parametrize("kind", ["dna", "protein"])
+def test_scores_equal_emboss_water_and_needle(tmp_path, kind):
+    from proteins import proteins
+
+    rng = np.random.default_rng(21)
+    if kind == "dna":
+        scheme = SCHEMES["blastn"]
+        datafile = tmp_path / "matrix"  # EMBOSS's matrix format, the scheme's scores
+        datafile.write_text("   A  C  G  T\n" + "".join(
+            f"{a} " + " ".join(f"{scheme.subst[i][j]:2d}" for j in range(4)) + "\n"
+            for i, a in enumerate("ACGT")))
+        seqs = []
+        for _ in range(12):
+            ref = random_dna(rng, int(rng.integers(30, 150)))
+            seqs += [mutated(rng, ref[int(rng.integers(0, 10)):]), random_dna(rng, 8) + ref]
+    else:
+        scheme, datafile = SCHEMES["blosum62"], "EBLOSUM62"
+        seqs = [s for s in proteins(seed=3, n=40, max_len=150) if len(s) > 1][:24]
+    queries, targets = seqs[0::2], seqs[1::2]
+    for mode, tool in (("local", "water"), ("global", "needle")):
+        hits = run_passes(scheme, MODES[mode], [scheme.encode(q, "q") for q in queries],
+                          [scheme.encode(t, "t") for t in targets])
+        theirs = [emboss_score(tmp_path, tool, q, t, scheme, datafile)
+                  for q, t in zip(queries, targets)]
+        assert hits.score.tolist() == theirs, mode
