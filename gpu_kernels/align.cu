@@ -198,14 +198,15 @@ __device__ __forceinline__ int strip(const Pair& p, int j0, int rows, const int*
 // Arguments: codes and offsets of every sequence; per pair (k < npairs) its query and
 // target (sequence indices) and, REVERSE, its score and end; subst letters x letters
 // ([query letter][target letter], int8 values with WORD); the costs as in LocalScheme
-// (opening = gap_open + gap_extend); the mode; the boundary buffers, [row][pair] with
-// stride npairs; the outputs.
+// (opening = gap_open + gap_extend); the mode; the largest substitution score; the
+// boundary buffers, [row][pair] with stride npairs; the outputs.
 extern "C" __global__ void align_pairs(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
     const int* __restrict__ score_in, const int* __restrict__ qend_in,
     const int* __restrict__ tend_in, const int* __restrict__ subst, const int letters,
     const int opening, const int extend, const int local, const int free_ends,
+    const int best_step,  // the largest substitution score, at least 0
     int* __restrict__ bnd_h, int* __restrict__ bnd_e, int* __restrict__ out_score,
     int* __restrict__ out_q, int* __restrict__ out_t)
 {
@@ -230,6 +231,17 @@ extern "C" __global__ void align_pairs(
     const Costs c = {opening, extend};
     const size_t stride = (size_t)npairs;
     int rows = p.n;
+#if REVERSE
+    // An alignment of at most m query letters against r > m target letters holds r - m
+    // of them against gaps: it scores at most best_step m - (opening + (r - m - 1)
+    // extend), so rows past this bound cannot reach the score (cpu/align.py's
+    // reverse_rows).
+    const long long slack = (long long)best_step * p.m - target - opening;
+    if (slack < 0)
+        rows = min(rows, p.m);
+    else if (extend > 0)
+        rows = (int)min((long long)rows, p.m + 1 + slack / extend);
+#endif
     int j0 = 0;
     for (; j0 + STRIP < p.m && rows > 0; j0 += STRIP)
         rows = strip<false>(p, j0, rows, s_subst, letters, c, bnd_h + k, bnd_e + k, stride,

@@ -66,6 +66,20 @@ def _forward(q, m, t, n, subst, opening, extend, local, free_ends, h_row, f_row)
     return best, bj, bi
 
 
+@njit(inline="always")
+def reverse_rows(qend, tend, score, best_step, opening, extend):
+    """Rows the reverse pass needs: an alignment of at most qend query letters against r
+    > qend target letters puts r - qend of them against gaps, so it scores at most
+    best_step * qend - (opening + (r - qend - 1) * extend), and r beyond the bound below
+    cannot reach `score`."""
+    slack = best_step * qend - score - opening
+    if slack < 0:
+        return min(tend, qend)
+    if extend > 0:
+        return min(tend, qend + 1 + slack // extend)
+    return tend
+
+
 @njit(nogil=True, cache=True)
 def _reverse(q, qend, t, tend, subst, opening, extend, score, free_ends, h_row, f_row):
     """(query start, target start), 1-based, of the alignment scoring `score` that ends at
@@ -78,7 +92,8 @@ def _reverse(q, qend, t, tend, subst, opening, extend, score, free_ends, h_row, 
     for j in range(qend):
         h_row[j] = -_gap(j + 1, opening, extend)
         f_row[j] = NEG
-    for i in range(1, tend + 1):
+    rows = reverse_rows(qend, tend, score, max(subst.max(), 0), opening, extend)
+    for i in range(1, rows + 1):
         b = t[tend - i]
         diag = 0 if i == 1 else -_gap(i - 1, opening, extend)
         left = -_gap(i, opening, extend)

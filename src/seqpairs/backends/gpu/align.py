@@ -1,7 +1,8 @@
 """`seqpairs align`'s score-and-end and start passes on the GPU (gpu_kernels/align.cu), one
 thread per pair: the same results as backends/cpu/align.py's ends and starts.
 
-Pairs run longest target first (then longest query), so that the threads of a warp walk
+Pairs run with the most rows first, then the most columns (the target's and the query's
+letters; in the reverse pass those up to the end), so that the threads of a warp walk
 about as many rows and strips; results go back to the order given. Alphabets of up to 4
 letters with int8 scores pick a column's score with a byte permute (WORD), others look it
 up in a shared table.
@@ -41,12 +42,14 @@ class _Device:
 
 
 def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, tuning=None):
-    """align.cu over the pairs (device arrays), longest target first, then longest query;
+    """align.cu over the pairs (device arrays), most rows first, then most columns;
     returns three int32 device arrays in the pairs' order (REVERSE: the first unused)."""
     import cupy
 
-    key = seqs.lengths[pb] * (1 << 15) + seqs.lengths[pa]
-    order = cupy.argsort(-key)
+    # the rows and columns each thread walks: the sequences', or (reverse) the prefixes up
+    # to the end
+    rows, columns = (inputs[2], inputs[1]) if reverse else (seqs.lengths[pb], seqs.lengths[pa])
+    order = cupy.argsort(-(rows * (1 << 15) + columns))
     kernel = variant(scheme, reverse).tuned(**(tuning or {})).function_handle()
     d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
     d_inputs = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
@@ -54,7 +57,8 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
     position = cupy.arange(len(order), dtype=cupy.int64)
     constants = (d_subst, np.int32(len(scheme.alphabet)),
                  np.int32(scheme.gap_open + scheme.gap_extend), np.int32(scheme.gap_extend),
-                 np.int32(mode.local), np.int32(mode.free_target_ends))
+                 np.int32(mode.local), np.int32(mode.free_target_ends),
+                 np.int32(max(int(scheme.matrix().max()), 0)))
 
     # rows are target letters: one_thread_per_pair sizes the edge buffer by its first
     # index array's lengths, so it gets the targets first
