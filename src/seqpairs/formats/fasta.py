@@ -97,18 +97,27 @@ def read_unique_fasta(path: str, alphabet: str = DNA) -> SequenceSet:
     return SequenceSet(ids, seqs, np.asarray(sizes, dtype=np.int64), codes, offsets)
 
 
-def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
-    """Ids (position of each) and each record's codes under `scheme`'s alphabet; ids must be
-    unique and sequences 1 to MAX_LENGTH letters."""
-    ids, codes = {}, []
+def read_coded_set(path: str, scheme) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """Ids (position of each) and the records' codes under `scheme`'s alphabet end to end,
+    with where each starts (alphabet.encode_all, all records at once); ids must be unique
+    and sequences 1 to MAX_LENGTH letters."""
+    ids, seqs = {}, []
     for name, _, seq in records(path):
         if name in ids:
             raise UserError(f"{path}:{name}: duplicate id")
-        if not seq:
-            raise UserError(f"{path}:{name}: empty sequence")
-        if len(seq) > MAX_LENGTH:  # checked here, alike on every MPI rank
-            raise UserError(f"{path}:{name}: {len(seq)} letters, more than the kernels' "
-                            f"limit of {MAX_LENGTH}")
-        ids[name] = len(codes)
-        codes.append(scheme.encode(seq, f"{path}:{name}"))
-    return ids, codes
+        ids[name] = len(seqs)
+        seqs.append(seq)
+    names = list(ids)
+    codes, offsets = encode_all(seqs, scheme.alphabet, path, names)
+    lengths = np.diff(offsets)
+    if lengths.size and lengths.max() > MAX_LENGTH:  # checked here, alike on every MPI rank
+        k = int(np.argmax(lengths > MAX_LENGTH))
+        raise UserError(f"{path}:{names[k]}: {lengths[k]} letters, more than the kernels' "
+                        f"limit of {MAX_LENGTH}")
+    return ids, codes, offsets
+
+
+def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
+    """read_coded_set's ids, and each record's codes as an array of its own."""
+    ids, codes, offsets = read_coded_set(path, scheme)
+    return ids, [codes[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]

@@ -8,10 +8,9 @@ import numpy as np
 
 from .. import backends, parallel
 from ..backends.alignments import WINDOW_OPS
-from ..backends.common import concatenate
 from ..errors import UserError
 from ..formats import hits as hit_table
-from ..formats.fasta import read_coded
+from ..formats.fasta import read_coded_set
 from ..formats.tables import read_tsv
 from ..pairs import align as engine
 from ..scoring.local import MODES
@@ -69,28 +68,30 @@ def run(args) -> None:
     if args.top is not None and args.one_to_one:
         raise UserError("--top keeps the best targets of each query: it needs a --target "
                         "database or all pairs, not --one-to-one")
-    query_ids, queries = read_coded(args.query, scheme)
-    if args.target:
-        target_ids, targets = read_coded(args.target, scheme)
-    elif args.one_to_one:
+    if args.one_to_one and not args.target:
         raise UserError("--one-to-one needs --target (aligned record by record with --query)")
-    else:
-        target_ids, targets = query_ids, []
-    codes, offsets = concatenate(queries + targets)
-    shift = len(queries) if args.target else 0  # targets follow the queries in codes
+    query_ids, codes, offsets = read_coded_set(args.query, scheme)
+    queries = len(query_ids)
+    target_ids, targets = query_ids, 0
+    if args.target:  # the targets follow the queries in codes
+        target_ids, t_codes, t_offsets = read_coded_set(args.target, scheme)
+        targets = len(target_ids)
+        offsets = np.concatenate([offsets, t_offsets[1:] + len(codes)])
+        codes = np.concatenate([codes, t_codes])
+    shift = queries if args.target else 0
     if args.one_to_one:
-        if len(queries) != len(targets):
-            raise UserError(f"--one-to-one: {args.query} has {len(queries)} records, "
-                            f"{args.target} {len(targets)}; they must be as many")
-        batches = [(np.arange(len(queries)), np.arange(len(targets)) + shift)]
+        if queries != targets:
+            raise UserError(f"--one-to-one: {args.query} has {queries} records, "
+                            f"{args.target} {targets}; they must be as many")
+        batches = [(np.arange(queries), np.arange(targets) + shift)]
     elif args.pairs:
         a, b = _listed(args.pairs, query_ids, target_ids, args.query,
                        args.target or args.query)
         batches = [(a, b + shift)]
     elif args.target:
-        batches = ((a, b + shift) for a, b in _every(len(queries), len(targets)))
+        batches = ((a, b + shift) for a, b in _every(queries, targets))
     else:
-        batches = _all_pairs(len(queries))
+        batches = _all_pairs(queries)
     executor = parallel.current()
     backend = backends.select(args.backend, executor.device)
     hits = engine.align(backend, scheme, mode, codes, offsets, batches, args.threads,
@@ -105,7 +106,7 @@ def run(args) -> None:
 
     table = hit_table.Table(
         hits, np.array(list(query_ids), dtype=object), np.array(list(target_ids), dtype=object),
-        lengths[:len(queries)], lengths[shift:], letters, lambda k: letters(k + shift),
+        lengths[:queries], lengths[shift:], letters, lambda k: letters(k + shift),
         WINDOW_OPS)
     hit_table.write(args.output, table, columns)
 
