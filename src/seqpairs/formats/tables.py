@@ -87,3 +87,22 @@ def fast_text(column: pd.Series) -> list[str] | None:
         texts = [f'"{t.replace(chr(34), 2 * chr(34))}"' if NEEDS_QUOTES.search(t) else t
                  for t in texts]
     return texts
+
+
+def read_pair_list(path, query_ids: dict[str, int], target_ids: dict[str, int],
+                   query_fasta: str, target_fasta: str) -> pd.DataFrame:
+    """A TSV of pairs whose header names query and target columns (ids): those columns and
+    query_index, target_index (each id's position among query_ids, target_ids); an id
+    that is not there is an error line naming the row and the FASTA."""
+    table = read_tsv(path, ("query", "target"), text=True)
+    pairs = table[["query", "target"]].copy()
+    for column, ids, fasta in (("query", query_ids, query_fasta),
+                               ("target", target_ids, target_fasta)):
+        index = pairs[column].map(ids)
+        unknown = np.flatnonzero(index.isna().to_numpy())
+        if unknown.size:
+            k = int(unknown[0])
+            raise UserError(f"{path}:{k + 2}: {column} {pairs[column].iloc[k]!r} "
+                            f"is not in {fasta}")
+        pairs[f"{column}_index"] = index.to_numpy(dtype=np.int64)
+    return pairs

@@ -11,7 +11,7 @@ from ..backends.alignments import WINDOW_OPS
 from ..errors import UserError
 from ..formats import hits as hit_table
 from ..formats.fasta import read_coded_set
-from ..formats.tables import read_tsv
+from ..formats.tables import read_pair_list
 from ..pairs import align as engine
 from ..scoring.local import MODES
 from .options import integer, local_scheme, local_scheme_options, threads
@@ -44,21 +44,6 @@ def _all_pairs(n: int):
             rows, size = [], 0
 
 
-def _listed(path: str, query_ids: dict, target_ids: dict, query_path, target_path):
-    table = read_tsv(path, ("query", "target"), text=True)
-    columns = []
-    for column, ids, fasta in (("query", query_ids, query_path),
-                               ("target", target_ids, target_path)):
-        index = table[column].map(ids)
-        unknown = np.flatnonzero(index.isna().to_numpy())
-        if unknown.size:
-            k = int(unknown[0])
-            raise UserError(f"{path}:{k + 2}: {column} {table[column].iloc[k]!r} is not in "
-                            f"{fasta}")
-        columns.append(index.to_numpy(dtype=np.int64))
-    return columns
-
-
 def run(args) -> None:
     scheme = local_scheme(args)
     mode = MODES[args.mode]
@@ -85,9 +70,10 @@ def run(args) -> None:
                             f"{args.target} {targets}; they must be as many")
         batches = [(np.arange(queries), np.arange(targets) + shift)]
     elif args.pairs:
-        a, b = _listed(args.pairs, query_ids, target_ids, args.query,
-                       args.target or args.query)
-        batches = [(a, b + shift)]
+        listed = read_pair_list(args.pairs, query_ids, target_ids, args.query,
+                                args.target or args.query)
+        batches = [(listed["query_index"].to_numpy(),
+                    listed["target_index"].to_numpy() + shift)]
     elif args.target:
         batches = ((a, b + shift) for a, b in _every(queries, targets))
     else:

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 
 from .. import backends, parallel
-from ..errors import UserError
 from ..formats.atomic import atomic_open
 from ..formats.fasta import read_coded
-from ..formats.tables import read_tsv
+from ..formats.tables import read_pair_list
 from ..report import psse_figures
 from ..stats.psse import COLUMNS, score_and_fit, significance
 from .options import (
@@ -27,27 +26,12 @@ from .options import (
 )
 
 log = logging.getLogger("seqpairs.psse")
-def read_pairs(path: str, ids: dict[str, int], fasta: str) -> pd.DataFrame:
-    """query and target ids of --pairs (a TSV with a header naming them) and their indices."""
-    table = read_tsv(path, ("query", "target"), text=True)
-    pairs = table[["query", "target"]].copy()
-    for column in ("query", "target"):
-        index = pairs[column].map(ids)
-        unknown = np.flatnonzero(index.isna().to_numpy())
-        if unknown.size:
-            k = int(unknown[0])
-            raise UserError(f"{path}:{k + 2}: {column} {pairs[column].iloc[k]!r} "
-                            f"is not in {fasta}")
-        pairs[f"{column}_index"] = index.to_numpy(dtype=np.int64)
-    return pairs
-
-
 def run(args) -> None:
     if args.plots:  # before the work, not after
         psse_figures.pyplot()
     scheme = local_scheme(args)
     ids, codes = read_coded(args.input, scheme)
-    pairs = read_pairs(args.pairs, ids, args.input)
+    pairs = read_pair_list(args.pairs, ids, ids, args.input, args.input)
     lengths = np.array([len(c) for c in codes], dtype=np.int64)
     index = np.column_stack([pairs["query_index"], pairs["target_index"]])
     m, n = lengths[index[:, 0]], lengths[index[:, 1]]

@@ -29,6 +29,21 @@ def _gap(length, opening, extend):
     return opening + (length - 1) * extend
 
 
+@njit(inline="always")
+def _border(k, opening, extend):
+    """H of row or column k of a border that pays its gaps: 0, then minus a gap's cost."""
+    return 0 if k == 0 else -_gap(k, opening, extend)
+
+
+@njit(inline="always")
+def _cell(step, diag, left, e, up, f_up, opening, extend):
+    """(E, F, H) of a cell by LocalScheme's recurrence without the floor at 0, from the
+    cells up-left (diag), left (left, and its E) and up (up, and its F)."""
+    e = max(e - extend, left - opening)
+    f = max(f_up - extend, up - opening)
+    return e, f, max(diag + step, e, f)
+
+
 @njit(nogil=True, cache=True)
 def _forward(q, m, t, n, subst, opening, extend, local, free_ends, h_row, f_row):
     """(score, query end, target end) of the best alignment of q[:m] against t[:n], 1-based
@@ -44,13 +59,11 @@ def _forward(q, m, t, n, subst, opening, extend, local, free_ends, h_row, f_row)
         if local or free_ends:
             diag, left = 0, 0
         else:
-            diag = 0 if i == 1 else -_gap(i - 1, opening, extend)
-            left = -_gap(i, opening, extend)
+            diag, left = _border(i - 1, opening, extend), _border(i, opening, extend)
         e = NEG
         for j in range(m):
-            e = max(e - extend, left - opening)
-            f = max(f_row[j] - extend, h_row[j] - opening)
-            h = max(diag + subst[q[j], b], e, f)
+            e, f, h = _cell(subst[q[j], b], diag, left, e, h_row[j], f_row[j], opening,
+                            extend)
             if local:
                 h = max(h, 0)
                 if h > best:
@@ -95,13 +108,11 @@ def _reverse(q, qend, t, tend, subst, opening, extend, score, free_ends, h_row, 
     rows = reverse_rows(qend, tend, score, max(subst.max(), 0), opening, extend)
     for i in range(1, rows + 1):
         b = t[tend - i]
-        diag = 0 if i == 1 else -_gap(i - 1, opening, extend)
-        left = -_gap(i, opening, extend)
+        diag, left = _border(i - 1, opening, extend), _border(i, opening, extend)
         e = NEG
         for j in range(qend):
-            e = max(e - extend, left - opening)
-            f = max(f_row[j] - extend, h_row[j] - opening)
-            h = max(diag + subst[q[qend - 1 - j], b], e, f)
+            e, f, h = _cell(subst[q[qend - 1 - j], b], diag, left, e, h_row[j], f_row[j],
+                            opening, extend)
             diag = h_row[j]
             h_row[j] = h
             f_row[j] = f
