@@ -108,6 +108,7 @@ def main() -> None:
     p.add_argument("--kind", choices=tuple(SHAPES), default="dna")
     p.add_argument("--pairs", type=int, default=1_000_000)
     p.add_argument("--cpu-pairs", type=int, default=20_000, help="pairs for the CPU peers")
+    p.add_argument("--repeats", type=int, default=3, help="GPU passes timed (median)")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--out", default=None, help="JSON lines file")
     p.add_argument("--cli", action="store_true", help="also time the whole command, "
@@ -146,12 +147,15 @@ def main() -> None:
     import cupy
 
     cupy.cuda.Device().synchronize()
-    t0 = time.perf_counter()
-    score, qend, tend = ends(pa, pb)
-    forward = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    qstart, tstart = starts(pa, pb, score, qend, tend)
-    reverse = time.perf_counter() - t0
+    forwards, reverses = [], []
+    for _ in range(args.repeats):  # the median of each pass
+        t0 = time.perf_counter()
+        score, qend, tend = ends(pa, pb)
+        forwards.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        qstart, tstart = starts(pa, pb, score, qend, tend)
+        reverses.append(time.perf_counter() - t0)
+    forward, reverse = float(np.median(forwards)), float(np.median(reverses))
     record(step="gpu", device=cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
            forward_s=round(forward, 3), reverse_s=round(reverse, 3),
            forward_gcups=round(cells / forward / 1e9, 1),
@@ -163,9 +167,12 @@ def main() -> None:
                                max_registers=cap or None)
         tuned(pa[warm], pb[warm])
         cupy.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        again = tuned(pa, pb)
-        seconds = time.perf_counter() - t0
+        times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            again = tuned(pa, pb)
+            times.append(time.perf_counter() - t0)
+        seconds = float(np.median(times))
         record(step="gpu forward sweep", strip=strip, max_registers=cap,
                forward_s=round(seconds, 3), forward_gcups=round(cells / seconds / 1e9, 1),
                same=all(np.array_equal(a, b) for a, b in zip(again, (score, qend, tend))))

@@ -260,3 +260,148 @@ extern "C" __global__ void align_pairs(
     out_t[k] = found.i;
 #endif
 }
+
+#if WORD && !REVERSE
+// --- the local forward pass of two pairs per thread, in the 16-bit halves of each word ---
+//
+// Pairs 2k and 2k + 1 of the launch (the host orders them by size, so they are about as
+// long) share thread k: H, E and F of both in one word, Hopper's DPX instructions doing
+// both lanes at once, and one byte permute per cell picking both lanes' scores from the
+// two column words. Local mode only (H >= 0, so E, F >= -opening, and every diagonal step
+// >= PAD_SCORE), where the host has checked that no score can pass 32767: every value then
+// fits 16 signed bits. The thread walks the longer query and target of its two pairs; a
+// lane's columns past its query score PAD_SCORE, and its rows past its target (any letter
+// there) are not looked at: they only feed later rows and columns of the same lane.
+
+__device__ __forceinline__ u32 splat2(int x) { return ((u32)x & 0xFFFFu) * 0x10001u; }
+__device__ __forceinline__ int half(u32 v, int lane) { return (short)(v >> (16 * lane)); }
+
+// Selector picking byte b0 of the first column word (lane 0) and byte b1 of the second
+// (lane 1), each sign-extended to 16 bits.
+__device__ __forceinline__ u32 pair_selector(int b0, int b1)
+{
+    const u32 c1 = 4u + (u32)b1;
+    return (u32)b0 | (((u32)b0 | 8u) << 4) | (c1 << 8) | ((c1 | 8u) << 12);
+}
+
+__device__ __forceinline__ u32 pair_step(u32 col0, u32 col1, u32 sel)
+{
+    u32 r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(col0), "r"(col1), "r"(sel));
+    return r;
+}
+
+struct Lane {
+    const unsigned char* Q;
+    const unsigned char* T;
+    int m, n;
+};
+
+template <bool LAST>
+__device__ __forceinline__ void strip2(const Lane (&lane)[2], int j0, int rows,
+                                       const int* s_subst, int letters, int opening,
+                                       u32 neg_open, u32 neg_extend, u32* bnd_h, u32* bnd_e,
+                                       size_t stride, Found (&found)[2])
+{
+    u32 col0[STRIP], col1[STRIP], h[STRIP], f[STRIP];
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
+        const int j = j0 + t + 1;
+        col0[t] = column(j <= lane[0].m ? lane[0].Q[j - 1] : -1, s_subst, letters);
+        col1[t] = column(j <= lane[1].m ? lane[1].Q[j - 1] : -1, s_subst, letters);
+        h[t] = 0u;              // H(0, j)
+        f[t] = splat2(-opening);  // F(1, j)
+    }
+    u32 up_left = 0u;
+    for (int i = 1; i <= rows; i++) {
+        u32 left_h, e;
+        if (j0 == 0) {
+            left_h = 0u;
+            e = splat2(-opening);
+        } else {
+            left_h = bnd_h[(size_t)i * stride];
+            e = bnd_e[(size_t)i * stride];
+        }
+        const u32 sel = pair_selector(i <= lane[0].n ? lane[0].T[i - 1] : 0,
+                                      i <= lane[1].n ? lane[1].T[i - 1] : 0);
+        u32 diag = up_left;
+        up_left = left_h;
+        u32 row_max = 0u;
+#pragma unroll
+        for (int t = 0; t < STRIP; t++) {
+            const u32 d = __viaddmax_s16x2(diag, pair_step(col0[t], col1[t], sel), f[t]);
+            const u32 x = __vimax3_s16x2(d, e, 0u);
+            diag = h[t];
+            h[t] = x;
+            const u32 x_open = __vadd2(x, neg_open);
+            e = __viaddmax_s16x2(e, neg_extend, x_open);
+            f[t] = __viaddmax_s16x2(f[t], neg_extend, x_open);
+            if (t & 1) row_max = __vimax3_s16x2(row_max, h[t - 1], h[t]);
+        }
+        if (!LAST) {
+            bnd_h[(size_t)i * stride] = h[STRIP - 1];
+            bnd_e[(size_t)i * stride] = e;
+        }
+#pragma unroll
+        for (int l = 0; l < 2; l++) {
+            const int r = half(row_max, l);
+            if (i <= lane[l].n && (r > found[l].score || (r == found[l].score && i < found[l].i))) {
+                int first = STRIP;
+#pragma unroll
+                for (int t = STRIP - 1; t >= 0; t--)
+                    if (half(h[t], l) == r) first = t;
+                found[l] = {r, i, j0 + first + 1};
+            }
+        }
+    }
+}
+
+// As align_pairs (local, forward), two pairs a thread: thread k takes pairs 2k, 2k + 1;
+// the boundary buffers hold one word per row and thread, stride the threads.
+extern "C" __global__ void align_ends_pairs(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
+    const int* __restrict__ subst, const int letters, const int opening, const int extend,
+    u32* __restrict__ bnd_h, u32* __restrict__ bnd_e, int* __restrict__ out_score,
+    int* __restrict__ out_q, int* __restrict__ out_t)
+{
+    __shared__ int s_subst[MAX_TABLE];
+    for (int x = threadIdx.x; x < (letters + 1) * letters; x += blockDim.x)
+        s_subst[x] = x < letters * letters ? subst[x] : PAD_SCORE;
+    __syncthreads();
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const int threads = (npairs + 1) / 2;
+    if (k >= threads) return;
+    Lane lane[2];
+    Found found[2] = {{0, 0, 0}, {0, 0, 0}};
+    int rows = 0, columns = 0;
+    for (int l = 0; l < 2; l++) {
+        const int p = 2 * k + l;
+        if (p < npairs) {
+            const long long x = pa[p], y = pb[p];
+            lane[l] = {codes + offsets[x], codes + offsets[y],
+                       (int)(offsets[x + 1] - offsets[x]), (int)(offsets[y + 1] - offsets[y])};
+        } else {
+            lane[l] = {codes, codes, 0, 0};
+        }
+        rows = max(rows, lane[l].n);
+        columns = max(columns, lane[l].m);
+    }
+    const u32 neg_open = splat2(-opening), neg_extend = splat2(-extend);
+    const size_t stride = (size_t)threads;
+    int j0 = 0;
+    for (; j0 + STRIP < columns; j0 += STRIP)
+        strip2<false>(lane, j0, rows, s_subst, letters, opening, neg_open, neg_extend,
+                      bnd_h + k, bnd_e + k, stride, found);
+    strip2<true>(lane, j0, rows, s_subst, letters, opening, neg_open, neg_extend, bnd_h + k,
+                 bnd_e + k, stride, found);
+    for (int l = 0; l < 2; l++) {
+        const int p = 2 * k + l;
+        if (p < npairs) {
+            out_score[p] = found[l].score;
+            out_q[p] = found[l].j;
+            out_t[p] = found[l].i;
+        }
+    }
+}
+#endif

@@ -11,6 +11,7 @@ from seqpairs.backends import gpu
 from seqpairs.backends.common import concatenate
 from seqpairs.backends.cpu import align as cpu_align
 from seqpairs.backends.gpu import align as gpu_align
+from seqpairs.backends.gpu import kernels
 from seqpairs.scoring import LocalScheme
 from seqpairs.scoring.local import MODES
 
@@ -25,6 +26,8 @@ SCHEMES = {
     "linear": LocalScheme.dna(1, -1, 0, 1),
     "blosum62": LocalScheme.from_matrix("BLOSUM62", 11, 1),  # shared table
     "nuc44": LocalScheme.from_matrix("NUC.4.4", 3, 2, alphabet="dna"),  # >4 letters: table
+    # local scores past 2^15: one pair a thread in 32 bits, not two in 16-bit halves
+    "big scores": LocalScheme.dna(100, -90, 40, 30),
 }
 
 
@@ -74,6 +77,20 @@ def test_lengths_across_strips(name, mode):
     targets = related(rng, letters, rng.permutation(lengths))
     score = compare(scheme, MODES[mode], queries, targets)[0]
     assert len(set(score.tolist())) > 20  # many different alignments, not all trivial
+
+
+@pytest.mark.parametrize("count", [1, 3, 129, 257])
+def test_odd_pair_counts_share_threads_rightly(count):
+    """Two local pairs a thread (16-bit halves): the last thread of an odd count has one."""
+    scheme = SCHEMES["blastn"]
+    assert gpu_align.variant(scheme, False, MODES["local"], 700, 700) == \
+        kernels.VARIANTS["align_ends_pairs"]
+    assert gpu_align.variant(SCHEMES["big scores"], False, MODES["local"], 700, 700) == \
+        kernels.VARIANTS["align_ends_word"]
+    rng = np.random.default_rng(count)
+    lengths = rng.integers(1, 300, count)
+    compare(scheme, MODES["local"], related(rng, 4, lengths),
+            related(rng, 4, rng.permutation(lengths)))
 
 
 @pytest.mark.parametrize("mode", list(MODES))
