@@ -996,7 +996,9 @@ def test_filter_param_change_reruns_filter_and_what_reads_it(run):
     assert sorted(jobs) == and_report([("all", None), ("filter", "tiny")])
     # greedy clustering reads them, and the mothur_identity export: all three rerun
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "filter", identity=0.99))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.greedy"),
+    # tiny.greedy's OTUs are annotated: new centroids, a new annotation
+    assert sorted(jobs) == and_report([("all", None), ("annotate", "tiny.greedy"),
+                                       ("cluster_pairs", "tiny.greedy"),
                                        ("filter", "tiny.greedy"),
                                        ("filter_mothur", "tiny.greedy")])
 
@@ -1058,8 +1060,9 @@ def test_memory_budget_and_rank_timeout_rerun_nothing_and_size_the_jobs(run):
 def test_psse_switch_and_param_changes_rerun_what_they_change(run):
     # enabled on a greedy dataset: PSSE, and its clusters from the significant pairs
     jobs = dry_run_with(run, with_override(TINY, "tiny.greedy", "psse", enabled=True))
-    assert sorted(jobs) == and_report([("all", None), ("cluster_pairs", "tiny.greedy"),
-                            ("psse", "tiny.greedy")])
+    assert sorted(jobs) == and_report([("all", None), ("annotate", "tiny.greedy"),
+                                       ("cluster_pairs", "tiny.greedy"),
+                                       ("psse", "tiny.greedy")])
     # hierarchical linkage reads distances, not pairs: only the PSSE outputs are added
     jobs = dry_run_with(run, with_override(TINY, "tiny", "psse", enabled=True))
     assert sorted(jobs) == and_report([("all", None), ("psse", "tiny")])

@@ -2,21 +2,6 @@
 # against every reference sequence by `seqpairs align` (annotate.mode, semi-global by
 # default), its best hit kept. One row per OTU, beside the OTU table.
 
-# what the annotation table holds: BLAST's names (formats/hits.py)
-ANNOTATION_COLUMNS = "qseqid,sseqid,score,pident,length,mismatch,gapopen,qstart,qend,sstart,send,qlen,slen"
-
-
-def annotate_options(wildcards):
-    alphabet = stage(wildcards, "ingest")["alphabet"]
-    flags = {"mode": "--mode", **LOCAL_SCORES[alphabet]}
-    return stage_options("annotate", flags, fixed=["--alphabet", alphabet])(wildcards)
-
-
-def annotate_seconds(wildcards, input, threads):
-    """Every centroid against every reference on the CPU (the bytes bound the letters)."""
-    cells = os.path.getsize(input.centroids) * os.path.getsize(input.reference)
-    return alignment_seconds(cells, 0, threads)
-
 
 rule annotate:
     input:

@@ -417,6 +417,25 @@ def psse_options(wildcards):
     return stage_options("psse", flags, fixed=["--alphabet", alphabet])(wildcards)
 
 
+# what the annotation table holds: BLAST's names (formats/hits.py)
+ANNOTATION_COLUMNS = ",".join(
+    ("qseqid", "sseqid", "score", "pident", "length", "mismatch", "gapopen")
+    + ("qstart", "qend", "sstart", "send", "qlen", "slen")
+)
+
+
+def annotate_options(wildcards):
+    alphabet = stage(wildcards, "ingest")["alphabet"]
+    flags = {"mode": "--mode", **LOCAL_SCORES[alphabet]}
+    return stage_options("annotate", flags, fixed=["--alphabet", alphabet])(wildcards)
+
+
+def annotate_seconds(wildcards, input, threads):
+    """Every centroid against every reference on the CPU (the bytes bound the letters)."""
+    cells = os.path.getsize(input.centroids) * os.path.getsize(input.reference)
+    return alignment_seconds(cells, 0, threads)
+
+
 def run_options(name, flags):
     """stage_options for options that change no output (backend, memory budget, rank
     timeout): a params function of resources, which Snakemake takes as "derived", so that
