@@ -260,6 +260,24 @@ def test_any_rank_count_gives_the_same_bytes(tmp_path):
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_align_under_mpi_refuses_in_one_line(tmp_path):
+    """seqpairs align shares no work among ranks: several ranks are one error line, not
+    the same work done by each."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = tmp_path / "s.fasta"
+    fasta.write_text(">a\nACGTACGT\n>b\nACGTTCGT\n")
+    out = tmp_path / "hits.tsv"
+    proc = run_seqpairs("align", ["-q", str(fasta), "-o", str(out)], 2)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("seqpairs:")]
+    assert errors == ["seqpairs: error: align runs as one process, not 2 MPI ranks: start it "
+                      "without mpiexec or srun -n"]
+    assert "Traceback" not in proc.stderr and not out.exists()
+    assert run_seqpairs("align", ["-q", str(fasta), "-o", str(out)], 1).returncode == 0
+    assert out.read_text().count("\n") == 2  # header and the one pair
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_input_error_under_mpi_is_one_line(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     fasta = tmp_path / "bad.fasta"

@@ -45,6 +45,10 @@ def _all_pairs(n: int):
 
 
 def run(args) -> None:
+    executor = parallel.current()
+    if executor.size > 1:  # no share of the pairs per rank yet: every rank would do all
+        raise UserError(f"align runs as one process, not {executor.size} MPI ranks: start it "
+                        "without mpiexec or srun -n")
     scheme = local_scheme(args)
     mode = MODES[args.mode]
     columns = hit_table.parse_columns(args.columns)
@@ -78,7 +82,6 @@ def run(args) -> None:
         batches = ((a, b + shift) for a, b in _every(queries, targets))
     else:
         batches = _all_pairs(queries)
-    executor = parallel.current()
     backend = backends.select(args.backend, executor.device)
     hits = engine.align(backend, scheme, mode, codes, offsets, batches, args.threads,
                         trace=hit_table.traced(columns), min_score=args.min_score,
