@@ -82,6 +82,14 @@ __device__ __forceinline__ Column column(int a, const int*, int letters)
 }
 #endif
 
+// The block's shared score table: subst's rows, then the pad letter's row (PAD_SCORE).
+__device__ __forceinline__ void load_table(int* s_subst, const int* subst, int letters)
+{
+    for (int x = threadIdx.x; x < (letters + 1) * letters; x += blockDim.x)
+        s_subst[x] = x < letters * letters ? subst[x] : PAD_SCORE;
+    __syncthreads();
+}
+
 struct Costs {
     int opening, extend;  // a gap's first letter, and each further one
 };
@@ -211,9 +219,7 @@ extern "C" __global__ void align_pairs(
     int* __restrict__ out_q, int* __restrict__ out_t)
 {
     __shared__ int s_subst[MAX_TABLE];
-    for (int x = threadIdx.x; x < (letters + 1) * letters; x += blockDim.x)
-        s_subst[x] = x < letters * letters ? subst[x] : PAD_SCORE;
-    __syncthreads();
+    load_table(s_subst, subst, letters);
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= npairs) return;
     const long long x = pa[k], y = pb[k];
@@ -366,9 +372,7 @@ extern "C" __global__ void align_ends_pairs(
     int* __restrict__ out_q, int* __restrict__ out_t)
 {
     __shared__ int s_subst[MAX_TABLE];
-    for (int x = threadIdx.x; x < (letters + 1) * letters; x += blockDim.x)
-        s_subst[x] = x < letters * letters ? subst[x] : PAD_SCORE;
-    __syncthreads();
+    load_table(s_subst, subst, letters);
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const int threads = (npairs + 1) / 2;
     if (k >= threads) return;
