@@ -126,10 +126,9 @@ def _trace(codes, offsets, hits: Hits, scheme, threads) -> Runs:
     trace_windows = backends.select("cpu").trace_windows
     for lo, hi in _spans(hits, TRACE_CELLS):
         part = slice(lo, hi)
-        run_offsets, ops, lengths, matches, mismatches, openings, _ = \
-            trace_windows(codes, offsets, hits.query[part], hits.target[part],
-                                    hits.qstart[part], hits.qend[part], hits.tstart[part],
-                                    hits.tend[part], scheme, threads)
+        run_offsets, ops, lengths, matches, mismatches, openings, _ = trace_windows(
+            codes, offsets, hits.query[part], hits.target[part], hits.qstart[part],
+            hits.qend[part], hits.tstart[part], hits.tend[part], scheme, threads)
         parts.append((run_offsets, ops, lengths, matches, mismatches, openings))
     offsets_all = [np.zeros(1, np.int64)]
     for run_offsets, *_ in parts:

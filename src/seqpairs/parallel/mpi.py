@@ -118,8 +118,8 @@ def name(pid):
 
 for fd in range(3):
     os.dup2(os.open(os.devnull, os.O_RDWR), fd)
-if name(launcher) in ("mpiexec", "mpirun", "orterun"):
-    started = name(launcher)
+started = name(launcher)
+if started in ("mpiexec", "mpirun", "orterun"):
     time.sleep(timeout)
     if name(launcher) == started:
         os.kill(launcher, 9)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import UserError
 from .kernels import VARIANTS
-from .launch import INT_POISON, check_written, one_thread_per_pair
+from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
 
 WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
 TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
@@ -115,8 +115,7 @@ def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
     seqs = _Device(codes, offsets)
 
     def align(pa, pb):
-        on_host = isinstance(pa, np.ndarray)
-        pa, pb = _device(pa), _device(pb)
+        pa, pb, on_host = device_pairs(pa, pb)
         out = [cupy.empty(0, cupy.int32)] * 3 if not len(pa) else \
             _run(seqs, scheme, mode, pa, pb, False, [], max_batch, tuning)
         return tuple(a.get() if on_host else a for a in out)
@@ -132,8 +131,8 @@ def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning)
     seqs = _Device(codes, offsets)
 
     def align(pa, pb, score, qend, tend):
-        on_host = isinstance(pa, np.ndarray)
-        pa, pb, score, qend, tend = (_device(a) for a in (pa, pb, score, qend, tend))
+        pa, pb, on_host = device_pairs(pa, pb)
+        score, qend, tend = (_device(a) for a in (score, qend, tend))
         qstart = cupy.zeros(len(pa), cupy.int32)
         tstart = cupy.zeros(len(pa), cupy.int32)
         if not mode.local and not mode.free_target_ends:
