@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..alignments import WINDOW_OPS
-from .batch import chunk_size, set_threads
+from .batch import chunk_size, pair_kernel, set_threads
 
 NEG = -(1 << 40)  # minus infinity: stays far below every score after any subtraction
 # the run codes: indices into WINDOW_OPS
@@ -278,18 +278,7 @@ def _values(scheme, mode):
 
 def ends(codes, offsets, scheme, mode, threads=None):
     """The contract's align_ends: kernel (pa, pb) -> score, query end, target end (int32)."""
-    max_len = int(np.diff(offsets).max(initial=0)) + 1
-
-    def align(pa, pb):
-        pa, pb = _pairs(pa, pb)
-        out = [np.empty(len(pa), np.int32) for _ in range(3)]
-        if len(pa):
-            set_threads(threads)
-            _ends(codes, offsets, pa, pb, *_values(scheme, mode), *out, max_len,
-                  chunk_size(len(pa)))
-        return tuple(out)
-
-    return align
+    return pair_kernel(codes, offsets, threads, _ends, _values(scheme, mode), (np.int32,) * 3)
 
 
 def starts(codes, offsets, scheme, mode, threads=None):
