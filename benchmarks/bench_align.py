@@ -114,7 +114,7 @@ def main() -> None:
     p.add_argument("--cli", action="store_true", help="also time the whole command, "
                    "seqpairs align --one-to-one on the pairs as FASTA files, reading and "
                    "writing included")
-    p.add_argument("--sweep", default="", help="forward pass again with other strips and "
+    p.add_argument("--sweep", default="", help="both passes again with other strips and "
                    "register caps, e.g. 16:96,24:128 (STRIP:max_registers, 0: no cap)")
     args = p.parse_args()
 
@@ -163,19 +163,26 @@ def main() -> None:
 
     for setting in filter(None, args.sweep.split(",")):
         strip, cap = map(int, setting.split(":"))
-        tuned = gpu_align.ends(codes, offsets, scheme, mode, strip=strip,
-                               max_registers=cap or None)
-        tuned(pa[warm], pb[warm])
+        knobs = {"strip": strip, "max_registers": cap or None}
+        tuned = gpu_align.ends(codes, offsets, scheme, mode, **knobs)
+        tuned_starts = gpu_align.starts(codes, offsets, scheme, mode, **knobs)
+        tuned_starts(pa[warm], pb[warm], *tuned(pa[warm], pb[warm]))
         cupy.cuda.Device().synchronize()
-        times = []
+        times, reverse_times = [], []
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             again = tuned(pa, pb)
             times.append(time.perf_counter() - t0)
-        seconds = float(np.median(times))
-        record(step="gpu forward sweep", strip=strip, max_registers=cap,
-               forward_s=round(seconds, 3), forward_gcups=round(cells / seconds / 1e9, 1),
-               same=all(np.array_equal(a, b) for a, b in zip(again, (score, qend, tend))))
+            t0 = time.perf_counter()
+            again_starts = tuned_starts(pa, pb, *again)
+            reverse_times.append(time.perf_counter() - t0)
+        seconds, back = float(np.median(times)), float(np.median(reverse_times))
+        record(step="gpu sweep", strip=strip, max_registers=cap,
+               forward_s=round(seconds, 3), reverse_s=round(back, 3),
+               forward_gcups=round(cells / seconds / 1e9, 1),
+               end_to_end_gcups=round(cells / (seconds + back) / 1e9, 1),
+               same=all(np.array_equal(a, b) for a, b in zip(
+                   (*again, *again_starts), (score, qend, tend, qstart, tstart))))
 
     # the CPU peers and the exactness check on a sample
     sample = np.random.default_rng(2).choice(args.pairs, min(args.cpu_pairs, args.pairs),

@@ -94,6 +94,18 @@ struct Costs {
     int opening, extend;  // a gap's first letter, and each further one
 };
 
+// The rows of the reverse pass from an end (m, n) that can reach the score: an alignment
+// of at most m query letters against r > m target letters holds r - m of them against
+// gaps, so it scores at most best_step m - (opening + (r - m - 1) extend)
+// (cpu/align.py's reverse_rows).
+__device__ __forceinline__ int reverse_rows(int m, int n, int score, Costs c, int best_step)
+{
+    const long long slack = (long long)best_step * m - score - c.opening;
+    if (slack < 0) return min(n, m);
+    if (c.extend > 0) return (int)min((long long)n, m + 1 + slack / c.extend);
+    return n;
+}
+
 // What a thread knows of its pair.
 struct Pair {
     const unsigned char* Q;  // query letters, read forwards (or backwards from Q[m - 1])
@@ -236,18 +248,7 @@ extern "C" __global__ void align_pairs(
 #endif
     const Costs c = {opening, extend};
     const size_t stride = (size_t)npairs;
-    int rows = p.n;
-#if REVERSE
-    // An alignment of at most m query letters against r > m target letters holds r - m
-    // of them against gaps: it scores at most best_step m - (opening + (r - m - 1)
-    // extend), so rows past this bound cannot reach the score (cpu/align.py's
-    // reverse_rows).
-    const long long slack = (long long)best_step * p.m - target - opening;
-    if (slack < 0)
-        rows = min(rows, p.m);
-    else if (extend > 0)
-        rows = (int)min((long long)rows, p.m + 1 + slack / extend);
-#endif
+    int rows = REVERSE ? reverse_rows(p.m, p.n, target, c, best_step) : p.n;
     int j0 = 0;
     for (; j0 + STRIP < p.m && rows > 0; j0 += STRIP)
         rows = strip<false>(p, j0, rows, s_subst, letters, c, bnd_h + k, bnd_e + k, stride,
@@ -267,145 +268,255 @@ extern "C" __global__ void align_pairs(
 #endif
 }
 
-#if WORD && !REVERSE
-// --- the local forward pass of two pairs per thread, in the 16-bit halves of each word ---
+
+#if WORD
+// --- local passes of two pairs per thread, in the 16-bit halves of each word ---
 //
 // Pairs 2k and 2k + 1 of the launch (the host orders them by size, so they are about as
 // long) share thread k: H, E and F of both in one word, Hopper's DPX instructions doing
-// both lanes at once, and one byte permute per cell picking both lanes' scores from the
-// two column words. Local mode only (H >= 0, so E, F >= -opening, and every diagonal step
-// >= PAD_SCORE), where the host has checked that no score can pass 32767: every value then
-// fits 16 signed bits. The thread walks the longer query and target of its two pairs; a
-// lane's columns past its query score PAD_SCORE, and its rows past its target (any letter
-// there) are not looked at: they only feed later rows and columns of the same lane.
+// both lanes at once. Local mode only, where the host has checked that no score can pass
+// 32767 (H >= 0, E and F >= -opening, a step >= -128: every value fits 16 signed bits).
+//
+// Scores: a row's target letters pick each lane's row word (the scores of query letters
+// 0-3 against that target letter, a byte each); a column keeps only the byte permute
+// selector of its two query letters, so one register per column holds both lanes'
+// scores.
+//
+// Columns: the thread's columns are the longer query's, in whole strips ending at its
+// last letter; each lane's query ends there too, so a lane has virtual columns before
+// its first letter (the first strip's padding, and the difference of the queries). Their
+// selector replicates a byte's sign into the lane, a step of 0 or -1: with the border's
+// H = 0 and E = -opening coming in, every virtual cell holds H = 0, E = F = -opening,
+// which is what column 0 holds, so the lane's real columns see the local border. Rows:
+// a lane's rows past its target are computed (letter 0) and not looked at; they feed
+// only later rows of the same lane.
+//
+// REVERSE 1 (align_starts): the reverse pass from the pair's end (score S > 0) is the
+// same local recurrence over the reversed prefixes, floor at 0 included. Every optimal
+// alignment ending at the chosen end has all its suffixes above 0 (else dropping one
+// gives an end with a smaller target, or the same target and a smaller query end, that
+// reaches S, which the tie rule would have chosen), so the anchored values on its path
+// are unchanged by the floor; and a path that starts afresh inside (from 0) and reaches
+// S would be such an earlier end. So the cells reaching S are those of align_pairs'
+// anchored pass, and the first in row-major order is the same cell.
+//
+// Rows go two at a time, H alternating between two arrays (no copies), so a lane's
+// target is walked to an even number of rows; the edge buffer has one row more.
 
 __device__ __forceinline__ u32 splat2(int x) { return ((u32)x & 0xFFFFu) * 0x10001u; }
 __device__ __forceinline__ int half(u32 v, int lane) { return (short)(v >> (16 * lane)); }
 
-// Selector picking byte b0 of the first column word (lane 0) and byte b1 of the second
-// (lane 1), each sign-extended to 16 bits.
-__device__ __forceinline__ u32 pair_selector(int b0, int b1)
+// The byte permute selector of a column (16 bits, lane 1 in the upper byte pair): query
+// letter a picks byte a of the lane's row word (lane 1's are bytes 4-7), sign-extended;
+// a virtual column (a < 0) replicates the sign of the lane's byte 0 into both bytes.
+__device__ __forceinline__ u32 lane_selector(int a, int lane)
 {
-    const u32 c1 = 4u + (u32)b1;
-    return (u32)b0 | (((u32)b0 | 8u) << 4) | (c1 << 8) | ((c1 | 8u) << 12);
+    const u32 b = 4u * lane + (a < 0 ? 0u : (u32)a);
+    return ((a < 0 ? b | 8u : b) | ((b | 8u) << 4)) << (8 * lane);
 }
 
-__device__ __forceinline__ u32 pair_step(u32 col0, u32 col1, u32 sel)
+__device__ __forceinline__ u32 row_step(u32 row0, u32 row1, u32 sel)
 {
     u32 r;
-    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(col0), "r"(col1), "r"(sel));
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(row0), "r"(row1), "r"(sel));
     return r;
 }
 
 struct Lane {
-    const unsigned char* Q;
-    const unsigned char* T;
-    int m, n;
+    const unsigned char* Q;  // query letters, read forwards (or backwards from Q[m - 1])
+    const unsigned char* T;  // target letters, likewise
+    int m, n;                // its columns and rows (REVERSE: up to the end)
+    int rows;                // rows still to look at
+    int shift;               // the thread's columns before its first letter
 };
 
-template <bool LAST>
-__device__ __forceinline__ void strip2(const Lane (&lane)[2], int j0, int rows,
-                                       const int* s_subst, int letters, int opening,
-                                       u32 neg_open, u32 neg_extend, u32* bnd_h, u32* bnd_e,
-                                       size_t stride, Found (&found)[2])
+__device__ __forceinline__ int lane_query(const Lane& l, int column)  // the thread's, 1-based
 {
-    u32 col0[STRIP], col1[STRIP], h[STRIP], f[STRIP];
+    const int j = column - l.shift;
+    return j < 1 ? -1 : (REVERSE ? l.Q[l.m - j] : l.Q[j - 1]);
+}
+
+__device__ __forceinline__ u32 lane_target(const Lane& l, int i)  // 1-based, 0 past n
+{
+    return i <= l.n ? (REVERSE ? l.T[l.n - i] : l.T[i - 1]) : 0;
+}
+
+struct Strip2 {
+    u32 sel[STRIP];  // the columns' selectors
+    u32 f[STRIP];    // F(i + 1, j)
+    u32 diag_left;   // H(i - 1, j0)
+};
+
+// Row i from H of row i - 1 (`up`) into `h`; returns E past the strip's last column.
+__device__ __forceinline__ u32 row2(Strip2& s, const u32 (&up)[STRIP], u32 (&h)[STRIP],
+                                    u32 row0, u32 row1, uint2 left, u32 neg_open,
+                                    u32 neg_extend, u32& row_max)
+{
+    u32 e = left.y;
+    row_max = 0u;
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
-        const int j = j0 + t + 1;
-        col0[t] = column(j <= lane[0].m ? lane[0].Q[j - 1] : -1, s_subst, letters);
-        col1[t] = column(j <= lane[1].m ? lane[1].Q[j - 1] : -1, s_subst, letters);
-        h[t] = 0u;              // H(0, j)
-        f[t] = splat2(-opening);  // F(1, j)
+        const u32 step = row_step(row0, row1, s.sel[t]);
+        const u32 d = __viaddmax_s16x2(t ? up[t - 1] : s.diag_left, step, s.f[t]);
+        h[t] = __vimax3_s16x2(d, e, 0u);
+        const u32 x_open = __vadd2(h[t], neg_open);
+        e = __viaddmax_s16x2(e, neg_extend, x_open);
+        s.f[t] = __viaddmax_s16x2(s.f[t], neg_extend, x_open);
+        if (t & 1) row_max = __vimax3_s16x2(row_max, h[t - 1], h[t]);
     }
-    u32 up_left = 0u;
-    for (int i = 1; i <= rows; i++) {
-        u32 left_h, e;
-        if (j0 == 0) {
-            left_h = 0u;
-            e = splat2(-opening);
-        } else {
-            left_h = bnd_h[(size_t)i * stride];
-            e = bnd_e[(size_t)i * stride];
-        }
-        const u32 sel = pair_selector(i <= lane[0].n ? lane[0].T[i - 1] : 0,
-                                      i <= lane[1].n ? lane[1].T[i - 1] : 0);
-        u32 diag = up_left;
-        up_left = left_h;
-        u32 row_max = 0u;
+    s.diag_left = left.x;
+    return e;
+}
+
+// The lanes whose row i of the strip (thread columns j0 + 1 ..) holds their best so far
+// (forward: the highest, ties to the smaller row; REVERSE: the first reaching S). `best`
+// holds each lane's score to meet (0x7FFF: done with this strip), `rows` the rows the
+// strip still needs.
+__device__ __forceinline__ void look(int i, int j0, const u32 (&h)[STRIP], u32 row_max,
+                                     Lane (&lane)[2], Found (&found)[2], u32& best,
+                                     int& rows)
+{
 #pragma unroll
-        for (int t = 0; t < STRIP; t++) {
-            const u32 d = __viaddmax_s16x2(diag, pair_step(col0[t], col1[t], sel), f[t]);
-            const u32 x = __vimax3_s16x2(d, e, 0u);
-            diag = h[t];
-            h[t] = x;
-            const u32 x_open = __vadd2(x, neg_open);
-            e = __viaddmax_s16x2(e, neg_extend, x_open);
-            f[t] = __viaddmax_s16x2(f[t], neg_extend, x_open);
-            if (t & 1) row_max = __vimax3_s16x2(row_max, h[t - 1], h[t]);
+    for (int l = 0; l < 2; l++) {
+        const int r = half(row_max, l);
+        const u32 mask = 0xFFFFu << (16 * l);
+        if (i > lane[l].rows) {
+            best |= mask;
+            continue;
         }
-        if (!LAST) {
-            bnd_h[(size_t)i * stride] = h[STRIP - 1];
-            bnd_e[(size_t)i * stride] = e;
-        }
+        if (r > found[l].score || (r == found[l].score && i < found[l].i)) {
+            int first = STRIP;
 #pragma unroll
-        for (int l = 0; l < 2; l++) {
-            const int r = half(row_max, l);
-            if (i <= lane[l].n && (r > found[l].score || (r == found[l].score && i < found[l].i))) {
-                int first = STRIP;
-#pragma unroll
-                for (int t = STRIP - 1; t >= 0; t--)
-                    if (half(h[t], l) == r) first = t;
-                found[l] = {r, i, j0 + first + 1};
+            for (int t = STRIP - 1; t >= 0; t--)
+                if (half(h[t], l) == r) first = t;
+            found[l] = {r, i, j0 + first + 1 - lane[l].shift};
+            if (REVERSE) {  // the lane's later cells come after this one
+                lane[l].rows = i - 1;
+                best |= mask;
+            } else {
+                best = (best & ~mask) | (((u32)r & 0xFFFFu) << (16 * l));
             }
         }
     }
+    if (REVERSE) rows = max(lane[0].rows, lane[1].rows);
 }
 
-// As align_pairs (local, forward), two pairs a thread: thread k takes pairs 2k, 2k + 1;
-// the boundary buffers hold one word per row and thread, stride the threads.
-extern "C" __global__ void align_ends_pairs(
+__device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool last,
+                                       const u32* s_row, u32 neg_open, u32 neg_extend,
+                                       const unsigned short* letters, uint2* edge,
+                                       size_t stride, Found (&found)[2])
+{
+    Strip2 s;
+    u32 ha[STRIP], hb[STRIP];
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
+        const int j = j0 + t + 1;
+        s.sel[t] = lane_selector(lane_query(lane[0], j), 0) |
+                   lane_selector(lane_query(lane[1], j), 1);
+        ha[t] = 0u;         // H(0, j)
+        s.f[t] = neg_open;  // F(1, j)
+    }
+    s.diag_left = 0u;
+    u32 best = 0u;
+    for (int l = 0; l < 2; l++)
+        best |= ((lane[l].rows > 0 ? (u32)found[l].score : 0x7FFFu) & 0xFFFFu) << (16 * l);
+    int rows = max(lane[0].rows, lane[1].rows);
+    // each row's edge and letters are loaded two rows ahead (past the rows: unused)
+    const uint2 border = make_uint2(0u, neg_open);
+    uint2 left0 = first ? border : edge[stride], left1 = first ? border : edge[2 * stride];
+    u32 b0 = letters[stride], b1 = letters[2 * stride];
+    for (int i = 1; i <= rows; i += 2) {
+        const uint2 next0 = first ? border : edge[(size_t)(i + 2) * stride];
+        const uint2 next1 = first ? border : edge[(size_t)(i + 3) * stride];
+        const u32 c0 = letters[(size_t)(i + 2) * stride], c1 = letters[(size_t)(i + 3) * stride];
+        u32 row_max;
+        u32 e = row2(s, ha, hb, s_row[b0 & 0xFFu], s_row[b0 >> 8], left0, neg_open,
+                     neg_extend, row_max);
+        if (!last) edge[(size_t)i * stride] = make_uint2(hb[STRIP - 1], e);
+        if (__vcmpges2(row_max, best)) look(i, j0, hb, row_max, lane, found, best, rows);
+        e = row2(s, hb, ha, s_row[b1 & 0xFFu], s_row[b1 >> 8], left1, neg_open, neg_extend,
+                 row_max);
+        if (!last) edge[(size_t)(i + 1) * stride] = make_uint2(ha[STRIP - 1], e);
+        if (__vcmpges2(row_max, best)) look(i + 1, j0, ha, row_max, lane, found, best, rows);
+        left0 = next0;
+        left1 = next1;
+        b0 = c0;
+        b1 = c1;
+    }
+}
+
+// As align_pairs in local mode, two pairs a thread: thread k takes pairs 2k, 2k + 1.
+// Buffers [row][thread], rows 1 .. the longest target + 4 (rows go in twos, and are
+// loaded two ahead): the strips' edge (H, E), and the two lanes' target letters of each
+// row (lane 1's in the high byte), copied there first so that the strips read them in
+// one coalesced load a row.
+extern "C" __global__ void align_local_pairs(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
-    const int* __restrict__ subst, const int letters, const int opening, const int extend,
-    u32* __restrict__ bnd_h, u32* __restrict__ bnd_e, int* __restrict__ out_score,
+    const int* __restrict__ score_in, const int* __restrict__ qend_in,
+    const int* __restrict__ tend_in, const int* __restrict__ subst, const int letters,
+    const int opening, const int extend, const int best_step, uint2* __restrict__ edge,
+    unsigned short* __restrict__ row_letters, int* __restrict__ out_score,
     int* __restrict__ out_q, int* __restrict__ out_t)
 {
-    __shared__ int s_subst[MAX_TABLE];
-    load_table(s_subst, subst, letters);
+    // the row word of target letter b: the scores of query letters 0-3 against it
+    __shared__ u32 s_row[4];
+    if (threadIdx.x < 4) {
+        u32 w = 0u;
+        for (int a = 0; a < 4; a++)
+            if (a < letters && (int)threadIdx.x < letters)
+                w |= ((u32)subst[a * letters + threadIdx.x] & 0xFFu) << (8 * a);
+        s_row[threadIdx.x] = w;
+    }
+    __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const int threads = (npairs + 1) / 2;
     if (k >= threads) return;
     Lane lane[2];
-    Found found[2] = {{0, 0, 0}, {0, 0, 0}};
-    int rows = 0, columns = 0;
+    Found found[2];
+    int columns = 0;
     for (int l = 0; l < 2; l++) {
         const int p = 2 * k + l;
-        if (p < npairs) {
-            const long long x = pa[p], y = pb[p];
-            lane[l] = {codes + offsets[x], codes + offsets[y],
-                       (int)(offsets[x + 1] - offsets[x]), (int)(offsets[y + 1] - offsets[y])};
-        } else {
-            lane[l] = {codes, codes, 0, 0};
-        }
-        rows = max(rows, lane[l].n);
+        lane[l] = {codes, codes, 0, 0, 0, 0};
+        found[l] = {0, 0, 0};
+        if (p >= npairs) continue;  // an idle lane: no columns, no rows
+        const long long x = pa[p], y = pb[p];
+        lane[l].Q = codes + offsets[x];
+        lane[l].T = codes + offsets[y];
+#if REVERSE
+        lane[l].m = qend_in[p];
+        lane[l].n = tend_in[p];
+        lane[l].rows = reverse_rows(lane[l].m, lane[l].n, score_in[p], Costs{opening, extend},
+                                    best_step);
+        found[l] = {score_in[p], lane[l].n + 1, 0};
+#else
+        lane[l].m = (int)(offsets[x + 1] - offsets[x]);
+        lane[l].n = lane[l].rows = (int)(offsets[y + 1] - offsets[y]);
+#endif
         columns = max(columns, lane[l].m);
     }
+    for (int l = 0; l < 2; l++) lane[l].shift = columns - lane[l].m;
     const u32 neg_open = splat2(-opening), neg_extend = splat2(-extend);
     const size_t stride = (size_t)threads;
-    int j0 = 0;
-    for (; j0 + STRIP < columns; j0 += STRIP)
-        strip2<false>(lane, j0, rows, s_subst, letters, opening, neg_open, neg_extend,
-                      bnd_h + k, bnd_e + k, stride, found);
-    strip2<true>(lane, j0, rows, s_subst, letters, opening, neg_open, neg_extend, bnd_h + k,
-                 bnd_e + k, stride, found);
+    const int rows = max(lane[0].rows, lane[1].rows);
+    for (int i = 1; i <= rows + 3; i++)
+        row_letters[(size_t)i * stride + k] =
+            (unsigned short)(lane_target(lane[0], i) | lane_target(lane[1], i) << 8);
+    const int j_first = columns - (columns + STRIP - 1) / STRIP * STRIP;
+    for (int j0 = j_first; j0 < columns && max(lane[0].rows, lane[1].rows) > 0; j0 += STRIP)
+        strip2(lane, j0, j0 == j_first, j0 + STRIP >= columns, s_row, neg_open, neg_extend,
+               row_letters + k, edge + k, stride, found);
     for (int l = 0; l < 2; l++) {
         const int p = 2 * k + l;
-        if (p < npairs) {
-            out_score[p] = found[l].score;
-            out_q[p] = found[l].j;
-            out_t[p] = found[l].i;
-        }
+        if (p >= npairs) continue;
+#if REVERSE
+        out_q[p] = lane[l].m - found[l].j + 1;  // 1-based starts (S > 0: always found)
+        out_t[p] = lane[l].n - found[l].i + 1;
+#else
+        out_score[p] = found[l].score;
+        out_q[p] = found[l].j;
+        out_t[p] = found[l].i;
+#endif
     }
 }
 #endif

@@ -91,6 +91,37 @@ def test_adversarial_pairs_match_the_reference(mode):
     check_against_reference(scheme, MODES[mode], [a for a, _ in pairs], [b for _, b in pairs])
 
 
+def floored_reverse_start(q, t, scheme, score, qend, tend):
+    """The start as align.cu's two-pairs-a-thread reverse pass finds it: local recurrence
+    (floor at 0) over the reversed prefixes, the first cell in row-major order (rows: the
+    target) reaching the score."""
+    H = reference_align.matrices(q[:qend][::-1], t[:tend][::-1], scheme, True, False)
+    i, j = next((i, j) for i in range(1, tend + 1) for j in range(1, qend + 1)
+                if H[i][j] == score)
+    return qend - j + 1, tend - i + 1
+
+
+def test_the_floored_reverse_pass_finds_the_anchored_start():
+    """align.cu's 16-bit reverse pass floors at 0 (docs in align.cu: the optimal
+    alignments' suffixes score above 0, a fresh start reaching the score would be an
+    earlier end): on pairs full of ties it finds the reference's start."""
+    scheme = SCHEMES["blastn"]
+    rng = np.random.default_rng(17)
+    words = ["A", "AAAAAAAAAAAA", "ACACACACAC", "TTTTTTTTTTTTTTTTTTTTA", "GATTACA", "ACGT"]
+    pairs = [(scheme.encode(a, "q"), scheme.encode(b, "t"))
+             for a, b in itertools.product(words, repeat=2)]
+    pairs += [(rng.integers(0, k, rng.integers(1, 14)), rng.integers(0, k, rng.integers(1, 14)))
+              for k in (2, 2, 4) for _ in range(150)]
+    checked = 0
+    for q, t in pairs:
+        q, t = list(map(int, q)), list(map(int, t))
+        score, qstart, qend, tstart, tend = reference_align.align(q, t, scheme, MODES["local"])
+        if score:
+            assert floored_reverse_start(q, t, scheme, score, qend, tend) == (qstart, tstart)
+            checked += 1
+    assert checked > 400
+
+
 def random_dna(rng, n):
     return "".join(rng.choice(list("ACGT"), n))
 

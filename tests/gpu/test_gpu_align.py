@@ -1,6 +1,7 @@
 """`seqpairs align`'s GPU passes (gpu_kernels/align.cu) against the CPU's (Numba, which
 tests/test_align.py pins to the plain reference and parasail): every score, end and start
-equal, in every mode, for both score fetches (byte permute, shared table).
+equal, in every mode, for both score fetches (byte permute, shared table) and both
+layouts (two local pairs a thread in 16 bits, one pair in 32 bits).
 
 Marked `gpu`; skipped where CuPy sees no CUDA device.
 """
@@ -81,12 +82,14 @@ def test_lengths_across_strips(name, mode):
 
 @pytest.mark.parametrize("count", [1, 3, 129, 257])
 def test_odd_pair_counts_share_threads_rightly(count):
-    """Two local pairs a thread (16-bit halves): the last thread of an odd count has one."""
+    """Two local pairs a thread (16-bit halves), both passes: the last thread of an odd
+    count has one."""
     scheme = SCHEMES["blastn"]
-    assert gpu_align.variant(scheme, False, MODES["local"], 700, 700) == \
-        kernels.VARIANTS["align_ends_pairs"]
-    assert gpu_align.variant(SCHEMES["big scores"], False, MODES["local"], 700, 700) == \
-        kernels.VARIANTS["align_ends_word"]
+    for reverse, name in ((False, "ends"), (True, "starts")):
+        assert gpu_align.variant(scheme, reverse, MODES["local"], 700, 700) == \
+            kernels.VARIANTS[f"align_{name}_pairs"]
+        assert gpu_align.variant(SCHEMES["big scores"], reverse, MODES["local"], 700, 700) == \
+            kernels.VARIANTS[f"align_{name}_word"]
     rng = np.random.default_rng(count)
     lengths = rng.integers(1, 300, count)
     compare(scheme, MODES["local"], related(rng, 4, lengths),

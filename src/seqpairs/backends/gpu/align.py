@@ -1,13 +1,14 @@
 """`seqpairs align`'s score-and-end and start passes on the GPU (gpu_kernels/align.cu), one
 thread per pair: the same results as backends/cpu/align.py's ends and starts.
 
-Local forward passes whose scores fit 16 bits (fits_16_bits) run two pairs a thread in
-the halves of each word (align.cu's align_ends_pairs); the rest one pair a thread in 32
-bits. Pairs run with the most rows first, then the most columns (the target's and the query's
-letters; in the reverse pass those up to the end), so that the threads of a warp walk
-about as many rows and strips; results go back to the order given. Alphabets of up to 4
-letters with int8 scores pick a column's score with a byte permute (WORD), others look it
-up in a shared table.
+Local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) over alphabets
+of up to 4 letters run two pairs a thread in the halves of each word (align.cu's
+align_local_pairs); the rest one pair a thread in 32 bits. Pairs run with the most strips
+of columns first, then the most rows, then the most columns (the query's and the
+target's letters; in the reverse pass those up to the end), so that the threads of a warp
+walk as many strips and about as many rows; results go back to the order given. Alphabets
+of up to 4 letters with int8 scores pick a column's score with a byte permute (WORD),
+others look it up in a shared table.
 """
 from __future__ import annotations
 
@@ -19,29 +20,29 @@ from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
 
 WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
 TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
-ROW_BYTES = 8  # the strip edge's (H, E) per row and pair
+ROW_BYTES = 8  # the strip edge's (H, E) per row and pair (two pairs a thread: + letters)
 
 
 def fits_16_bits(scheme, m: int, n: int) -> bool:
-    """Whether every value of the local forward pass over queries of up to m and targets of
-    up to n letters fits a 16-bit half (align.cu's align_ends_pairs): H from 0 to the best
-    score, E and F from -(gap_open + gap_extend), a step from the pad score -128."""
+    """Whether every value of the local passes over queries of up to m and targets of up to
+    n letters fits a 16-bit half (align.cu's align_local_pairs): H from 0 to the best
+    score, E and F from -(gap_open + gap_extend), a step from -128."""
     opening = scheme.gap_open + scheme.gap_extend
     return int(scheme.max_score(m, n)) <= 32767 and opening + scheme.gap_extend + 128 <= 32767
 
 
 def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0):
-    """The kernel variant for the scheme's alphabet and scores (and, forward, the mode and
-    the longest query and target: two local pairs a thread where 16 bits hold them)."""
+    """The kernel variant for the scheme's alphabet and scores, the mode and the longest
+    query and target (two local pairs a thread where 16 bits hold them)."""
     matrix = scheme.matrix()
     letters = len(scheme.alphabet)
     if (letters + 1) * letters > TABLE_ENTRIES:
         raise UserError(f"align: the GPU kernel takes alphabets of at most 31 letters, not "
                         f"{letters}")
     word = letters <= WORD_LETTERS and matrix.min() >= -128 and matrix.max() <= 127
-    if word and not reverse and mode is not None and mode.local and fits_16_bits(scheme, m, n):
-        return VARIANTS["align_ends_pairs"]
-    return VARIANTS[f"align_{'starts' if reverse else 'ends'}_{'word' if word else 'table'}"]
+    two = word and mode is not None and mode.local and fits_16_bits(scheme, m, n)
+    pass_ = "starts" if reverse else "ends"
+    return VARIANTS[f"align_{pass_}_{'pairs' if two else 'word' if word else 'table'}"]
 
 
 class _Device:
@@ -55,18 +56,20 @@ class _Device:
 
 
 def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, tuning=None):
-    """align.cu over the pairs (device arrays), most rows first, then most columns;
-    returns three int32 device arrays in the pairs' order (REVERSE: the first unused)."""
+    """align.cu over the pairs (device arrays), the largest first (module doc); returns
+    three int32 device arrays in the pairs' order (REVERSE: the first unused)."""
     import cupy
 
     # the rows and columns each thread walks: the sequences', or (reverse) the prefixes up
     # to the end
     rows, columns = (inputs[2], inputs[1]) if reverse else (seqs.lengths[pb], seqs.lengths[pa])
-    order = cupy.argsort(-(rows * (1 << 15) + columns))
     chosen = variant(scheme, reverse, mode, int(seqs.lengths[pa].max()),
-                     int(seqs.lengths[pb].max()))
-    kernel = chosen.tuned(**(tuning or {})).function_handle()
-    two = chosen.function == "align_ends_pairs"
+                     int(seqs.lengths[pb].max())).tuned(**(tuning or {}))
+    kernel = chosen.function_handle()
+    # a warp's threads walk as many strips, then about as many rows
+    strips = -(-columns // chosen.defines["STRIP"])
+    order = cupy.lexsort(cupy.stack([-columns, -rows, -strips]))
+    two = chosen.function == "align_local_pairs"
     d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
     d_inputs = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
     d_pa, d_pb = pa[order], pb[order]
@@ -80,14 +83,18 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
     # index array's lengths, so it gets the targets first
     def launch(grid, block, targets, where, npairs, cells):
         queries = d_pa[where]
-        bnd = cupy.empty(cells, dtype=cupy.int32), cupy.empty(cells, dtype=cupy.int32)
         outs = [cupy.full(npairs, INT_POISON, dtype=cupy.int32) for _ in range(3)]
-        if two:  # a thread for every two pairs: half the grid, the same buffers suffice
-            grid = ((-(-npairs // 2) + block[0] - 1) // block[0],)
-            kernel(grid, block, (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs),
-                                 *constants[:4], *bnd, *outs))
-            return outs
         given = [a[where] for a in d_inputs] or [outs[0]] * 3
+        if two:  # a thread for every two pairs, rows up to the longest target's + 4
+            threads = -(-npairs // 2)
+            rows = cells // npairs + 4
+            edge = cupy.empty(rows * threads, dtype=cupy.uint64)
+            row_letters = cupy.empty(rows * threads, dtype=cupy.uint16)
+            kernel(((threads + block[0] - 1) // block[0],), block,
+                   (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs), *given,
+                    *constants[:4], constants[-1], edge, row_letters, *outs))
+            return outs
+        bnd = cupy.empty(cells, dtype=cupy.int32), cupy.empty(cells, dtype=cupy.int32)
         kernel(grid, block, (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs),
                              *given, *constants, *bnd, *outs))
         return outs

@@ -96,10 +96,11 @@ VARIANTS = {
                                                           "REVERSE": 0}, 112),
     "align_ends_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
                                                            "REVERSE": 0}, 128),
-    # the local score-and-end pass, two pairs a thread in 16-bit halves (scores < 2^15);
-    # 24:128 spills 204 bytes (the tracking) and still measured fastest (RESULTS.md)
-    "align_ends_pairs": Variant("align.cu", "align_ends_pairs", {"STRIP": 24, "WORD": 1,
-                                                                "REVERSE": 0}, 128),
+    # the local passes, two pairs a thread in 16-bit halves (scores < 2^15)
+    "align_ends_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
+                                                                 "REVERSE": 0}, 168),
+    "align_starts_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
+                                                                   "REVERSE": 1}, 168),
     "align_starts_word": Variant("align.cu", "align_pairs", {"STRIP": 20, "WORD": 1,
                                                             "REVERSE": 1}, 112),
     "align_starts_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
