@@ -270,6 +270,9 @@ extern "C" __global__ void align_pairs(
 
 
 #if WORD
+#if STRIP % 4
+#error "STRIP must be a multiple of 4 (rows are stored four words at a time)"
+#endif
 // --- local passes of two pairs per thread, in the 16-bit halves of each word ---
 //
 // Pairs 2k and 2k + 1 of the launch (the host orders them by size, so they are about as
@@ -359,7 +362,9 @@ __device__ __forceinline__ u32 row2(Strip2& s, const u32 (&up)[STRIP], u32 (&h)[
         const u32 step = row_step(row0, row1, s.sel[t]);
         const u32 d = __viaddmax_s16x2(t ? up[t - 1] : s.diag_left, step, s.f[t]);
         h[t] = __vimax3_s16x2(d, e, 0u);
-        const u32 x_open = __vadd2(h[t], neg_open);
+        // h - opening as an add-max with a floor that never wins: one three-operand
+        // instruction (__vadd2 compiles to a two-operand add and a copy)
+        const u32 x_open = __viaddmax_s16x2(h[t], neg_open, 0x80008000u);
         e = __viaddmax_s16x2(e, neg_extend, x_open);
         s.f[t] = __viaddmax_s16x2(s.f[t], neg_extend, x_open);
         if (t & 1) row_max = __vimax3_s16x2(row_max, h[t - 1], h[t]);
@@ -371,10 +376,12 @@ __device__ __forceinline__ u32 row2(Strip2& s, const u32 (&up)[STRIP], u32 (&h)[
 // The lanes whose row i of the strip (thread columns j0 + 1 ..) holds their best so far
 // (forward: the highest, ties to the smaller row; REVERSE: the first reaching S). `best`
 // holds each lane's score to meet (0x7FFF: done with this strip), `rows` the rows the
-// strip still needs.
+// strip still needs. Such a row is stored whole in the lane's snapshot, and its column
+// found once at the end (find_column): the best improves on most rows the alignment
+// crosses, so this runs often, and the warp waits for it.
 __device__ __forceinline__ void look(int i, int j0, const u32 (&h)[STRIP], u32 row_max,
                                      Lane (&lane)[2], Found (&found)[2], u32& best,
-                                     int& rows)
+                                     int& rows, uint4* snapshot)
 {
 #pragma unroll
     for (int l = 0; l < 2; l++) {
@@ -385,11 +392,11 @@ __device__ __forceinline__ void look(int i, int j0, const u32 (&h)[STRIP], u32 r
             continue;
         }
         if (r > found[l].score || (r == found[l].score && i < found[l].i)) {
-            int first = STRIP;
+            found[l] = {r, i, j0};
 #pragma unroll
-            for (int t = STRIP - 1; t >= 0; t--)
-                if (half(h[t], l) == r) first = t;
-            found[l] = {r, i, j0 + first + 1 - lane[l].shift};
+            for (int v = 0; v < STRIP / 4; v++)
+                snapshot[l * (STRIP / 4) + v] =
+                    make_uint4(h[4 * v], h[4 * v + 1], h[4 * v + 2], h[4 * v + 3]);
             if (REVERSE) {  // the lane's later cells come after this one
                 lane[l].rows = i - 1;
                 best |= mask;
@@ -401,10 +408,25 @@ __device__ __forceinline__ void look(int i, int j0, const u32 (&h)[STRIP], u32 r
     if (REVERSE) rows = max(lane[0].rows, lane[1].rows);
 }
 
+// The thread column of lane l's best: the first of its snapshot row holding the score.
+__device__ __forceinline__ int find_column(const uint4* snapshot, int l, const Found& found)
+{
+    int first = STRIP;
+#pragma unroll
+    for (int v = STRIP / 4 - 1; v >= 0; v--) {
+        const uint4 w = snapshot[l * (STRIP / 4) + v];
+        const u32 h[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int t = 3; t >= 0; t--)
+            if (half(h[t], l) == found.score) first = 4 * v + t;
+    }
+    return found.j + first + 1;
+}
+
 __device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool last,
                                        const u32* s_row, u32 neg_open, u32 neg_extend,
                                        const unsigned short* letters, uint2* edge,
-                                       size_t stride, Found (&found)[2])
+                                       size_t stride, Found (&found)[2], uint4* snapshot)
 {
     Strip2 s;
     u32 ha[STRIP], hb[STRIP];
@@ -421,32 +443,40 @@ __device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool
     for (int l = 0; l < 2; l++)
         best |= ((lane[l].rows > 0 ? (u32)found[l].score : 0x7FFFu) & 0xFFFFu) << (16 * l);
     int rows = max(lane[0].rows, lane[1].rows);
-    // each row's edge and letters are loaded two rows ahead (past the rows: unused)
+    // each row's edge and letters are loaded two rows ahead (past the rows: unused);
+    // pointers at row i, moved on two rows an iteration
     const uint2 border = make_uint2(0u, neg_open);
-    uint2 left0 = first ? border : edge[stride], left1 = first ? border : edge[2 * stride];
-    u32 b0 = letters[stride], b1 = letters[2 * stride];
+    const size_t two = 2 * stride;
+    uint2* at = edge + stride;
+    const unsigned short* letters_at = letters + stride;
+    uint2 left0 = first ? border : at[0], left1 = first ? border : at[stride];
+    u32 b0 = letters_at[0], b1 = letters_at[stride];
     for (int i = 1; i <= rows; i += 2) {
-        const uint2 next0 = first ? border : edge[(size_t)(i + 2) * stride];
-        const uint2 next1 = first ? border : edge[(size_t)(i + 3) * stride];
-        const u32 c0 = letters[(size_t)(i + 2) * stride], c1 = letters[(size_t)(i + 3) * stride];
+        const uint2 next0 = first ? border : at[two];
+        const uint2 next1 = first ? border : at[two + stride];
+        const u32 c0 = letters_at[two], c1 = letters_at[two + stride];
         u32 row_max;
         u32 e = row2(s, ha, hb, s_row[b0 & 0xFFu], s_row[b0 >> 8], left0, neg_open,
                      neg_extend, row_max);
-        if (!last) edge[(size_t)i * stride] = make_uint2(hb[STRIP - 1], e);
-        if (__vcmpges2(row_max, best)) look(i, j0, hb, row_max, lane, found, best, rows);
+        if (!last) at[0] = make_uint2(hb[STRIP - 1], e);
+        if (__vcmpges2(row_max, best)) look(i, j0, hb, row_max, lane, found, best, rows, snapshot);
         e = row2(s, hb, ha, s_row[b1 & 0xFFu], s_row[b1 >> 8], left1, neg_open, neg_extend,
                  row_max);
-        if (!last) edge[(size_t)(i + 1) * stride] = make_uint2(ha[STRIP - 1], e);
-        if (__vcmpges2(row_max, best)) look(i + 1, j0, ha, row_max, lane, found, best, rows);
+        if (!last) at[stride] = make_uint2(ha[STRIP - 1], e);
+        if (__vcmpges2(row_max, best)) look(i + 1, j0, ha, row_max, lane, found, best, rows,
+                                              snapshot);
         left0 = next0;
         left1 = next1;
         b0 = c0;
         b1 = c1;
+        at += two;
+        letters_at += two;
     }
 }
 
-// As align_pairs in local mode, two pairs a thread: thread k takes pairs 2k, 2k + 1.
-// Buffers [row][thread], rows 1 .. the longest target + 4 (rows go in twos, and are
+// As align_pairs in local mode, two pairs a thread: thread k takes pairs 2k, 2k + 1
+// (their Found's j: the strip's thread column before its first). Snapshots: a thread's
+// two best rows, [thread][lane][STRIP]. Buffers [row][thread], rows 1 .. the longest target + 4 (rows go in twos, and are
 // loaded two ahead): the strips' edge (H, E), and the two lanes' target letters of each
 // row (lane 1's in the high byte), copied there first so that the strips read them in
 // one coalesced load a row.
@@ -456,8 +486,8 @@ extern "C" __global__ void align_local_pairs(
     const int* __restrict__ score_in, const int* __restrict__ qend_in,
     const int* __restrict__ tend_in, const int* __restrict__ subst, const int letters,
     const int opening, const int extend, const int best_step, uint2* __restrict__ edge,
-    unsigned short* __restrict__ row_letters, int* __restrict__ out_score,
-    int* __restrict__ out_q, int* __restrict__ out_t)
+    unsigned short* __restrict__ row_letters, uint4* __restrict__ snapshots,
+    int* __restrict__ out_score, int* __restrict__ out_q, int* __restrict__ out_t)
 {
     // the row word of target letter b: the scores of query letters 0-3 against it
     __shared__ u32 s_row[4];
@@ -498,6 +528,7 @@ extern "C" __global__ void align_local_pairs(
     for (int l = 0; l < 2; l++) lane[l].shift = columns - lane[l].m;
     const u32 neg_open = splat2(-opening), neg_extend = splat2(-extend);
     const size_t stride = (size_t)threads;
+    uint4* snapshot = snapshots + (size_t)k * (STRIP / 2);  // the lanes' best rows
     const int rows = max(lane[0].rows, lane[1].rows);
     for (int i = 1; i <= rows + 3; i++)
         row_letters[(size_t)i * stride + k] =
@@ -505,16 +536,18 @@ extern "C" __global__ void align_local_pairs(
     const int j_first = columns - (columns + STRIP - 1) / STRIP * STRIP;
     for (int j0 = j_first; j0 < columns && max(lane[0].rows, lane[1].rows) > 0; j0 += STRIP)
         strip2(lane, j0, j0 == j_first, j0 + STRIP >= columns, s_row, neg_open, neg_extend,
-               row_letters + k, edge + k, stride, found);
+               row_letters + k, edge + k, stride, found, snapshot);
     for (int l = 0; l < 2; l++) {
         const int p = 2 * k + l;
         if (p >= npairs) continue;
+        // the lane's column; forward score 0: no cell, coordinates 0
+        const int j = found[l].i ? find_column(snapshot, l, found[l]) - lane[l].shift : 0;
 #if REVERSE
-        out_q[p] = lane[l].m - found[l].j + 1;  // 1-based starts (S > 0: always found)
+        out_q[p] = lane[l].m - j + 1;  // 1-based starts (S > 0: always found)
         out_t[p] = lane[l].n - found[l].i + 1;
 #else
         out_score[p] = found[l].score;
-        out_q[p] = found[l].j;
+        out_q[p] = j;
         out_t[p] = found[l].i;
 #endif
     }

@@ -90,9 +90,10 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
             rows = cells // npairs + 4
             edge = cupy.empty(rows * threads, dtype=cupy.uint64)
             row_letters = cupy.empty(rows * threads, dtype=cupy.uint16)
+            snapshots = cupy.empty(threads * 2 * chosen.defines["STRIP"], dtype=cupy.uint32)
             kernel(((threads + block[0] - 1) // block[0],), block,
                    (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs), *given,
-                    *constants[:4], constants[-1], edge, row_letters, *outs))
+                    *constants[:4], constants[-1], edge, row_letters, snapshots, *outs))
             return outs
         bnd = cupy.empty(cells, dtype=cupy.int32), cupy.empty(cells, dtype=cupy.int32)
         kernel(grid, block, (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs),
