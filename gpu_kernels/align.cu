@@ -26,6 +26,9 @@
 #ifndef REVERSE
 #define REVERSE 0
 #endif
+#ifndef TWO  // 1: the kernel of two local pairs a thread, align_local_pairs (below)
+#define TWO 0
+#endif
 #ifndef MAX_TABLE
 #define MAX_TABLE 1024
 #endif
@@ -269,9 +272,9 @@ extern "C" __global__ void align_pairs(
 }
 
 
-#if WORD
-#if STRIP % 4
-#error "STRIP must be a multiple of 4 (rows are stored four words at a time)"
+#if TWO
+#if STRIP % 4 || (!WORD && STRIP % 16)
+#error "STRIP: a multiple of 4 (rows are stored four words at a time), of 16 with a profile"
 #endif
 // --- local passes of two pairs per thread, in the 16-bit halves of each word ---
 //
@@ -280,15 +283,19 @@ extern "C" __global__ void align_pairs(
 // both lanes at once. Local mode only, where the host has checked that no score can pass
 // 32767 (H >= 0, E and F >= -opening, a step >= -128: every value fits 16 signed bits).
 //
-// Scores: a row's target letters pick each lane's row word (the scores of query letters
-// 0-3 against that target letter, a byte each); a column keeps only the byte permute
-// selector of its two query letters, so one register per column holds both lanes'
-// scores.
+// Scores, WORD 1 (alphabets of up to 4 letters): a row's target letters pick each lane's
+// row word (the scores of query letters 0-3 against that target letter, a byte each); a
+// column keeps only the byte permute selector of its two query letters, so one register
+// per column holds both lanes' scores. WORD 0 (larger alphabets): each thread keeps, in
+// shared memory, its lanes' profiles of the strip (the int8 score of every letter against
+// each column's query letter, built at the strip's start); a row reads the two lanes'
+// bytes for their target letters, STRIP bytes each, and a byte permute pairs them.
 //
 // Columns: the thread's columns are the longer query's, in whole strips ending at its
 // last letter; each lane's query ends there too, so a lane has virtual columns before
 // its first letter (the first strip's padding, and the difference of the queries). Their
-// selector replicates a byte's sign into the lane, a step of 0 or -1: with the border's
+// selector replicates a byte's sign into the lane (WORD 0: a profile byte of 0), a step
+// of 0 or -1: with the border's
 // H = 0 and E = -opening coming in, every virtual cell holds H = 0, E = F = -opening,
 // which is what column 0 holds, so the lane's real columns see the local border. Rows:
 // a lane's rows past its target are computed (letter 0) and not looked at; they feed
@@ -344,22 +351,77 @@ __device__ __forceinline__ u32 lane_target(const Lane& l, int i)  // 1-based, 0 
     return i <= l.n ? (REVERSE ? l.T[l.n - i] : l.T[i - 1]) : 0;
 }
 
+#if WORD
 struct Strip2 {
     u32 sel[STRIP];  // the columns' selectors
     u32 f[STRIP];    // F(i + 1, j)
     u32 diag_left;   // H(i - 1, j0)
+    const u32* rows;  // the block's row words
 };
+
+struct RowScores {  // both lanes' row words
+    u32 w0, w1;
+};
+
+__device__ __forceinline__ RowScores row_scores(const Strip2& s, u32 letters)
+{
+    return {s.rows[letters & 0xFFu], s.rows[letters >> 8]};
+}
+
+__device__ __forceinline__ u32 cell_step(const Strip2& s, const RowScores& r, int t)
+{
+    return row_step(r.w0, r.w1, s.sel[t]);
+}
+#else
+struct Strip2 {
+    u32 f[STRIP];
+    u32 diag_left;
+    const uint4* profile;  // the thread's: [lane][letter][STRIP bytes]
+    int letters;
+};
+
+struct RowScores {  // the lanes' profile bytes of the row's target letters
+    uint4 w0[STRIP / 16], w1[STRIP / 16];
+};
+
+__device__ __forceinline__ RowScores row_scores(const Strip2& s, u32 letters)
+{
+    RowScores r;
+    const uint4* p0 = s.profile + (letters & 0xFFu) * (STRIP / 16);
+    const uint4* p1 = s.profile + (s.letters + (letters >> 8)) * (STRIP / 16);
+#pragma unroll
+    for (int v = 0; v < STRIP / 16; v++) {
+        r.w0[v] = p0[v];
+        r.w1[v] = p1[v];
+    }
+    return r;
+}
+
+__device__ __forceinline__ u32 word_of(const uint4& w, int x)
+{
+    return x == 0 ? w.x : x == 1 ? w.y : x == 2 ? w.z : w.w;
+}
+
+// Selector: byte k of the first word and byte k of the second, each sign-extended.
+#define PAIR_SELECTOR(k) ((k) | (((k) | 8) << 4) | ((4 + (k)) << 8) | (((4 + (k)) | 8) << 12))
+
+__device__ __forceinline__ u32 cell_step(const Strip2&, const RowScores& r, int t)
+{
+    return row_step(word_of(r.w0[t / 16], (t / 4) % 4), word_of(r.w1[t / 16], (t / 4) % 4),
+                    PAIR_SELECTOR(t % 4));
+}
+#endif
 
 // Row i from H of row i - 1 (`up`) into `h`; returns E past the strip's last column.
 __device__ __forceinline__ u32 row2(Strip2& s, const u32 (&up)[STRIP], u32 (&h)[STRIP],
-                                    u32 row0, u32 row1, uint2 left, u32 neg_open,
+                                    const RowScores& scores, uint2 left, u32 neg_open,
                                     u32 neg_extend, u32& row_max)
 {
     u32 e = left.y;
     row_max = 0u;
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
-        const u32 step = row_step(row0, row1, s.sel[t]);
+        const u32 step = cell_step(s, scores, t);
         const u32 d = __viaddmax_s16x2(t ? up[t - 1] : s.diag_left, step, s.f[t]);
         h[t] = __vimax3_s16x2(d, e, 0u);
         // h - opening as an add-max with a floor that never wins: one three-operand
@@ -423,18 +485,61 @@ __device__ __forceinline__ int find_column(const uint4* snapshot, int l, const F
     return found.j + first + 1;
 }
 
-__device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool last,
-                                       const u32* s_row, u32 neg_open, u32 neg_extend,
-                                       const unsigned short* letters, uint2* edge,
-                                       size_t stride, Found (&found)[2], uint4* snapshot)
+// What the block shares: WORD 1 the row words, WORD 0 the substitution table, and each
+// thread's profile.
+struct Shared {
+    const int* subst;    // letters x letters
+    int letters;
+    const u32* rows;     // row words (WORD 1)
+    uint4* profile;      // the thread's (WORD 0)
+};
+
+__device__ __forceinline__ void strip_scores(Strip2& s, const Lane (&lane)[2], int j0,
+                                             const Shared& sh)
 {
-    Strip2 s;
-    u32 ha[STRIP], hb[STRIP];
+#if WORD
+    s.rows = sh.rows;
 #pragma unroll
     for (int t = 0; t < STRIP; t++) {
         const int j = j0 + t + 1;
         s.sel[t] = lane_selector(lane_query(lane[0], j), 0) |
                    lane_selector(lane_query(lane[1], j), 1);
+    }
+#else
+    s.profile = sh.profile;
+    s.letters = sh.letters;
+    u32* words = (u32*)sh.profile;
+    for (int l = 0; l < 2; l++) {
+        int a[STRIP];
+#pragma unroll
+        for (int t = 0; t < STRIP; t++) a[t] = lane_query(lane[l], j0 + t + 1);
+        for (int b = 0; b < sh.letters; b++) {
+#pragma unroll
+            for (int v = 0; v < STRIP / 4; v++) {
+                u32 w = 0u;
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int q = a[4 * v + x];
+                    const int score = q < 0 ? 0 : sh.subst[q * sh.letters + b];
+                    w |= ((u32)score & 0xFFu) << (8 * x);
+                }
+                words[(l * sh.letters + b) * (STRIP / 4) + v] = w;
+            }
+        }
+    }
+#endif
+}
+
+__device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool last,
+                                       const Shared& sh, u32 neg_open, u32 neg_extend,
+                                       const unsigned short* letters, uint2* edge,
+                                       size_t stride, Found (&found)[2], uint4* snapshot)
+{
+    Strip2 s;
+    u32 ha[STRIP], hb[STRIP];
+    strip_scores(s, lane, j0, sh);
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
         ha[t] = 0u;         // H(0, j)
         s.f[t] = neg_open;  // F(1, j)
     }
@@ -456,12 +561,10 @@ __device__ __forceinline__ void strip2(Lane (&lane)[2], int j0, bool first, bool
         const uint2 next1 = first ? border : at[two + stride];
         const u32 c0 = letters_at[two], c1 = letters_at[two + stride];
         u32 row_max;
-        u32 e = row2(s, ha, hb, s_row[b0 & 0xFFu], s_row[b0 >> 8], left0, neg_open,
-                     neg_extend, row_max);
+        u32 e = row2(s, ha, hb, row_scores(s, b0), left0, neg_open, neg_extend, row_max);
         if (!last) at[0] = make_uint2(hb[STRIP - 1], e);
         if (__vcmpges2(row_max, best)) look(i, j0, hb, row_max, lane, found, best, rows, snapshot);
-        e = row2(s, hb, ha, s_row[b1 & 0xFFu], s_row[b1 >> 8], left1, neg_open, neg_extend,
-                 row_max);
+        e = row2(s, hb, ha, row_scores(s, b1), left1, neg_open, neg_extend, row_max);
         if (!last) at[stride] = make_uint2(ha[STRIP - 1], e);
         if (__vcmpges2(row_max, best)) look(i + 1, j0, ha, row_max, lane, found, best, rows,
                                               snapshot);
@@ -489,6 +592,7 @@ extern "C" __global__ void align_local_pairs(
     unsigned short* __restrict__ row_letters, uint4* __restrict__ snapshots,
     int* __restrict__ out_score, int* __restrict__ out_q, int* __restrict__ out_t)
 {
+#if WORD
     // the row word of target letter b: the scores of query letters 0-3 against it
     __shared__ u32 s_row[4];
     if (threadIdx.x < 4) {
@@ -499,6 +603,16 @@ extern "C" __global__ void align_local_pairs(
         s_row[threadIdx.x] = w;
     }
     __syncthreads();
+    const Shared sh = {subst, letters, s_row, nullptr};
+#else
+    // profiles: 2 x letters x STRIP bytes a thread, one 16-byte unit more between threads
+    // (their rows start in different bank groups)
+    __shared__ int s_subst[MAX_TABLE];
+    extern __shared__ uint4 s_profiles[];
+    load_table(s_subst, subst, letters);
+    const Shared sh = {s_subst, letters, nullptr,
+                       s_profiles + threadIdx.x * (2 * letters * (STRIP / 16) + 1)};
+#endif
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const int threads = (npairs + 1) / 2;
     if (k >= threads) return;
@@ -535,7 +649,7 @@ extern "C" __global__ void align_local_pairs(
             (unsigned short)(lane_target(lane[0], i) | lane_target(lane[1], i) << 8);
     const int j_first = columns - (columns + STRIP - 1) / STRIP * STRIP;
     for (int j0 = j_first; j0 < columns && max(lane[0].rows, lane[1].rows) > 0; j0 += STRIP)
-        strip2(lane, j0, j0 == j_first, j0 + STRIP >= columns, s_row, neg_open, neg_extend,
+        strip2(lane, j0, j0 == j_first, j0 + STRIP >= columns, sh, neg_open, neg_extend,
                row_letters + k, edge + k, stride, found, snapshot);
     for (int l = 0; l < 2; l++) {
         const int p = 2 * k + l;

@@ -81,19 +81,21 @@ def test_lengths_across_strips(name, mode):
 
 
 @pytest.mark.parametrize("count", [1, 3, 129, 257])
-def test_odd_pair_counts_share_threads_rightly(count):
-    """Two local pairs a thread (16-bit halves), both passes: the last thread of an odd
-    count has one."""
-    scheme = SCHEMES["blastn"]
+@pytest.mark.parametrize("name,layout", [("blastn", "pairs"), ("blosum62", "pairs_profile")])
+def test_odd_pair_counts_share_threads_rightly(count, name, layout):
+    """Two local pairs a thread (16-bit halves; a per-thread profile for protein), both
+    passes: the last thread of an odd count has one."""
+    scheme = SCHEMES[name]
     for reverse, name in ((False, "ends"), (True, "starts")):
         assert gpu_align.variant(scheme, reverse, MODES["local"], 700, 700) == \
-            kernels.VARIANTS[f"align_{name}_pairs"]
+            kernels.VARIANTS[f"align_{name}_{layout}"]
         assert gpu_align.variant(SCHEMES["big scores"], reverse, MODES["local"], 700, 700) == \
             kernels.VARIANTS[f"align_{name}_word"]
+    letters = 4 if layout == "pairs" else 20
     rng = np.random.default_rng(count)
     lengths = rng.integers(1, 300, count)
-    compare(scheme, MODES["local"], related(rng, 4, lengths),
-            related(rng, 4, rng.permutation(lengths)))
+    compare(scheme, MODES["local"], related(rng, letters, lengths),
+            related(rng, letters, rng.permutation(lengths)))
 
 
 @pytest.mark.parametrize("mode", list(MODES))

@@ -1,9 +1,10 @@
 """`seqpairs align`'s score-and-end and start passes on the GPU (gpu_kernels/align.cu), one
 thread per pair: the same results as backends/cpu/align.py's ends and starts.
 
-Local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) over alphabets
-of up to 4 letters run two pairs a thread in the halves of each word (align.cu's
-align_local_pairs); the rest one pair a thread in 32 bits. Pairs run with the most strips
+Local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) run two pairs a
+thread in the halves of each word (align.cu's align_local_pairs; alphabets of more than 4
+letters with a per-thread profile in shared memory); the rest one pair a thread in 32
+bits. Pairs run with the most strips
 of columns first, then the most rows, then the most columns (the query's and the
 target's letters; in the reverse pass those up to the end), so that the threads of a warp
 walk as many strips and about as many rows; results go back to the order given. Alphabets
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UserError
-from .kernels import VARIANTS
+from .kernels import BLOCK, VARIANTS
 from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
 
 WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
@@ -39,10 +40,11 @@ def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0):
     if (letters + 1) * letters > TABLE_ENTRIES:
         raise UserError(f"align: the GPU kernel takes alphabets of at most 31 letters, not "
                         f"{letters}")
-    word = letters <= WORD_LETTERS and matrix.min() >= -128 and matrix.max() <= 127
-    two = word and mode is not None and mode.local and fits_16_bits(scheme, m, n)
-    pass_ = "starts" if reverse else "ends"
-    return VARIANTS[f"align_{pass_}_{'pairs' if two else 'word' if word else 'table'}"]
+    int8 = matrix.min() >= -128 and matrix.max() <= 127
+    word = letters <= WORD_LETTERS and int8
+    two = int8 and mode is not None and mode.local and fits_16_bits(scheme, m, n)
+    layout = ("pairs" if word else "pairs_profile") if two else "word" if word else "table"
+    return VARIANTS[f"align_{'starts' if reverse else 'ends'}_{layout}"]
 
 
 class _Device:
@@ -70,6 +72,10 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
     strips = -(-columns // chosen.defines["STRIP"])
     order = cupy.lexsort(cupy.stack([-columns, -rows, -strips]))
     two = chosen.function == "align_local_pairs"
+    profiles = 0  # dynamic shared memory: the threads' profiles (two pairs, large alphabets)
+    if two and not chosen.defines["WORD"]:
+        profiles = BLOCK * (2 * len(scheme.alphabet) * chosen.defines["STRIP"] // 16 + 1) * 16
+        kernel.max_dynamic_shared_size_bytes = profiles
     d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
     d_inputs = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
     d_pa, d_pb = pa[order], pb[order]
@@ -93,7 +99,8 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
             snapshots = cupy.empty(threads * 2 * chosen.defines["STRIP"], dtype=cupy.uint32)
             kernel(((threads + block[0] - 1) // block[0],), block,
                    (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs), *given,
-                    *constants[:4], constants[-1], edge, row_letters, snapshots, *outs))
+                    *constants[:4], constants[-1], edge, row_letters, snapshots, *outs),
+                   shared_mem=profiles)
             return outs
         bnd = cupy.empty(cells, dtype=cupy.int32), cupy.empty(cells, dtype=cupy.int32)
         kernel(grid, block, (seqs.codes, seqs.offsets, queries, targets, np.int32(npairs),

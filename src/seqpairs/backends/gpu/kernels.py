@@ -98,9 +98,14 @@ VARIANTS = {
                                                            "REVERSE": 0}, 128),
     # the local passes, two pairs a thread in 16-bit halves (scores < 2^15)
     "align_ends_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
-                                                                 "REVERSE": 0}, 168),
+                                                                 "REVERSE": 0, "TWO": 1}, 168),
     "align_starts_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
-                                                                   "REVERSE": 1}, 168),
+                                                                   "REVERSE": 1, "TWO": 1}, 168),
+    # the same for larger alphabets (protein), a profile per thread in shared memory
+    "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
+                                        {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),
+    "align_starts_pairs_profile": Variant("align.cu", "align_local_pairs",
+                                          {"STRIP": 16, "WORD": 0, "REVERSE": 1, "TWO": 1}, 168),
     "align_starts_word": Variant("align.cu", "align_pairs", {"STRIP": 20, "WORD": 1,
                                                             "REVERSE": 1}, 112),
     "align_starts_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
