@@ -25,6 +25,7 @@ import os
 import time
 
 import numpy as np
+from numba import njit, prange
 
 from seqpairs.scoring import LocalScheme
 from seqpairs.scoring.local import MODES
@@ -75,32 +76,67 @@ def _parasail_chunk(args):
     return out
 
 
-def command(args, scheme, codes, offsets, record) -> None:
-    """`seqpairs align --one-to-one` on the pairs written as two FASTA files, timed as a
-    whole process (start-up, reading, three passes' kernels, writing the table)."""
+@njit(parallel=True)
+def _fasta(codes, offsets, first, count, repeats, letters, prefix, digits, starts, out):
+    """Records first .. first + count - 1, `repeats` times, as ">{prefix}{number}\n{letters}\n"
+    with numbers 0.. zero-padded to `digits`, record k of repeat r at starts[r * count + k]."""
+    for x in prange(repeats * count):
+        k = first + x % count
+        o = starts[x]
+        out[o] = 62
+        out[o + 1] = prefix
+        number = x + 0  # a copy: the loop index itself cannot change
+        for d in range(digits):
+            out[o + 1 + digits - d] = 48 + number % 10
+            number //= 10
+        o += 2 + digits
+        out[o] = 10
+        o += 1
+        for y in range(offsets[k], offsets[k + 1]):
+            out[o] = letters[codes[y]]
+            o += 1
+        out[o] = 10
+
+
+def write_fasta(path, codes, offsets, first, count, repeats, alphabet, prefix):
+    """The records, `repeats` times with distinct ids, written at all cores' speed."""
+    digits = len(str(repeats * count))
+    lengths = np.tile(np.diff(offsets[first:first + count + 1]), repeats) + digits + 4
+    starts = np.r_[0, np.cumsum(lengths)]
+    out = np.empty(int(starts[-1]), np.uint8)
+    _fasta(codes, offsets, first, count, repeats, np.frombuffer(alphabet.encode(), np.uint8),
+           ord(prefix), digits, starts, out)
+    out.tofile(path)
+
+
+def command(args, scheme, codes, offsets, record, repeats=1) -> None:
+    """`seqpairs align --one-to-one` on the pairs written as two FASTA files (`repeats`
+    times over, ids distinct), timed as a whole process (start-up, reading, the passes'
+    kernels, writing the table)."""
     import subprocess
     import sys
     import tempfile
 
-    letters = np.frombuffer(scheme.alphabet.encode(), np.uint8)
     with tempfile.TemporaryDirectory() as tmp:
         for name, lo in (("q.fa", 0), ("t.fa", args.pairs)):
-            with open(f"{tmp}/{name}", "wb") as fh:
-                for k in range(args.pairs):
-                    seq = letters[codes[offsets[lo + k]:offsets[lo + k + 1]]].tobytes()
-                    fh.write(b">s%d\n%s\n" % (k, seq))
-        argv = [sys.executable, "-m", "seqpairs", "align", "-q", f"{tmp}/q.fa", "-t",
+            write_fasta(f"{tmp}/{name}", codes, offsets, lo, args.pairs, repeats,
+                        scheme.alphabet, name[0])
+        profile = ["-m", "cProfile", "-s", "cumtime"] if args.cli_profile else []
+        argv = [sys.executable, *profile, "-m", "seqpairs", "align", "-q", f"{tmp}/q.fa", "-t",
                 f"{tmp}/t.fa", "--one-to-one", "--alphabet", args.kind,
                 "--gap-open", str(scheme.gap_open), "--gap-extend", str(scheme.gap_extend),
                 "-o", f"{tmp}/hits.tsv", "--backend", "gpu"]
         if args.kind == "dna":
             argv += ["--match", "6", "--mismatch", "-4"]
         t0 = time.perf_counter()
-        subprocess.run(argv, check=True)
+        done = subprocess.run(argv, check=True, stdout=subprocess.PIPE, text=True)
         seconds = time.perf_counter() - t0
-        rows = sum(1 for _ in open(f"{tmp}/hits.tsv")) - 1
+        print("\n".join(done.stdout.splitlines()[:40]), file=sys.stderr)  # cProfile's top
+        with open(f"{tmp}/hits.tsv", "rb") as fh:
+            rows = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b"")) - 1
     record(step="seqpairs align --one-to-one --backend gpu (whole process)",
-           seconds=round(seconds, 2), rows=rows)
+           pairs_aligned=args.pairs * repeats, distinct=args.pairs, seconds=round(seconds, 2),
+           rows=rows)
 
 
 def main() -> None:
@@ -114,6 +150,11 @@ def main() -> None:
     p.add_argument("--cli", action="store_true", help="also time the whole command, "
                    "seqpairs align --one-to-one on the pairs as FASTA files, reading and "
                    "writing included")
+    p.add_argument("--cli-repeats", type=int, default=1, help="with --cli, time the command "
+                   "again on the pairs this many times over (ids distinct): 30 with 1M pairs "
+                   "is ADEPT's 30M-pair set's size")
+    p.add_argument("--cli-profile", action="store_true", help="run the commands under "
+                   "cProfile (its slowest calls on standard error)")
     p.add_argument("--sweep", default="", help="both passes again with other strips and "
                    "register caps, e.g. 16:96,24:128 (STRIP:max_registers, 0: no cap)")
     args = p.parse_args()
@@ -189,7 +230,8 @@ def main() -> None:
     sample_cells = int((lengths[pa[sample]] * lengths[pb[sample]]).sum())
     cpu_ends = cpu.BACKEND.align_ends(codes, offsets, scheme, mode, args.threads)
     cpu_starts = cpu.BACKEND.align_starts(codes, offsets, scheme, mode, args.threads)
-    cpu_ends(pa[sample[:100]], pb[sample[:100]])  # compile
+    cpu_starts(pa[sample[:100]], pb[sample[:100]],
+               *cpu_ends(pa[sample[:100]], pb[sample[:100]]))  # compile both
     t0 = time.perf_counter()
     c_score, c_qend, c_tend = cpu_ends(pa[sample], pb[sample])
     c_forward = time.perf_counter() - t0
@@ -225,6 +267,8 @@ def main() -> None:
                same_score_and_end=round(float(np.mean(same)), 4))
     if args.cli:
         command(args, scheme, codes, offsets, record)
+        if args.cli_repeats > 1:
+            command(args, scheme, codes, offsets, record, args.cli_repeats)
     if args.out:
         with open(args.out, "a") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)

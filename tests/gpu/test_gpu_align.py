@@ -128,3 +128,19 @@ def test_the_stage_on_the_gpu_writes_the_cpus_bytes(tmp_path):
         outs.append(out.read_bytes())
     # all pairs a < b: sequence k is the query of 59 - k of them
     assert outs[0] == outs[1] and outs[0].count(b"\n") == 1 + 3 * 57 + 2 + 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 4321])
+def test_uploads_through_pinned_chunks_arrive_whole(size):
+    from seqpairs.backends.gpu import launch
+
+    host = np.random.default_rng(size).integers(0, 256, size).astype(np.uint8)
+    assert np.array_equal(launch.to_device(host, chunk_bytes=1000).get(), host)
+
+
+def test_the_passes_share_one_upload_of_the_same_sequences():
+    rng = np.random.default_rng(8)
+    codes, offsets = concatenate(related(rng, 4, rng.integers(1, 50, 20)))
+    first = gpu_align._sequences(codes, offsets)
+    assert gpu_align._sequences(codes, offsets) is first
+    assert gpu_align._sequences(codes.copy(), offsets) is not first

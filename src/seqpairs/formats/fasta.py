@@ -117,6 +117,25 @@ def read_coded_set(path: str, scheme) -> tuple[dict[str, int], np.ndarray, np.nd
     return ids, codes, offsets
 
 
+def read_coded_files(paths: list[str], scheme) -> tuple[list, np.ndarray, np.ndarray]:
+    """read_coded_set of each file as (each file's ids in file order, the codes of all
+    records end to end, file after file, where each starts): the ids fixed-width bytes
+    arrays where formats/bulk.py's reader takes the files (all cores, for millions of
+    records), else strings."""
+    from . import bulk
+
+    if STDIO not in paths:
+        read = bulk.read_fastas(paths, scheme.alphabet)
+        if read is not None:
+            return read
+    parts = [read_coded_set(path, scheme) for path in paths]
+    offsets = [np.zeros(1, np.int64)]
+    for _, codes, starts in parts:
+        offsets.append(starts[1:] + offsets[-1][-1])
+    return ([np.array(list(ids), dtype=object) for ids, _, _ in parts],
+            np.concatenate([codes for _, codes, _ in parts]), np.concatenate(offsets))
+
+
 def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
     """read_coded_set's ids, and each record's codes as an array of its own."""
     ids, codes, offsets = read_coded_set(path, scheme)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from .atomic import atomic_open
 from .tables import write_tsv
 
 
@@ -125,5 +126,19 @@ def traced(names: list[str]) -> bool:
 
 
 def write(path: str, table: Table, names: list[str]) -> None:
-    frame = pd.DataFrame({name: COLUMNS[name].values(table) for name in names})
-    write_tsv(path, frame)
+    """The named columns of the table (ids as strings or fixed-width bytes): integer and
+    id columns by formats/bulk.py on all cores, any other table by write_tsv, the same
+    bytes."""
+    from . import bulk  # Numba: imported when a table is written
+
+    values = [COLUMNS[name].values(table) for name in names]
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    buffers = bulk.table_bytes(names, arrays) if len(arrays) == len(values) else None
+    if buffers is not None:
+        with atomic_open(path, "wb") as fh:
+            for buffer in buffers:
+                fh.write(buffer)
+        return
+    write_tsv(path, pd.DataFrame({
+        name: v.astype(str).astype(object) if getattr(v, "dtype", None) is not None and
+        v.dtype.kind == "S" else v for name, v in zip(names, values)}))

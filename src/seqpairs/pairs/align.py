@@ -116,7 +116,7 @@ def _concatenate(parts: list[Hits]) -> Hits:
     if not parts:
         empty = np.empty(0, np.int64)
         return Hits(*(empty for _ in FIELDS))
-    return Hits(*(np.concatenate([getattr(p, name) for p in parts]).astype(np.int64)
+    return Hits(*(np.concatenate([getattr(p, name) for p in parts]).astype(np.int64, copy=False)
                   for name in FIELDS))
 
 

@@ -10,7 +10,7 @@ from .. import backends, parallel
 from ..backends.alignments import WINDOW_OPS
 from ..errors import UserError
 from ..formats import hits as hit_table
-from ..formats.fasta import read_coded_set
+from ..formats.fasta import read_coded_files
 from ..formats.tables import read_pair_list
 from ..pairs import align as engine
 from ..scoring.local import MODES
@@ -44,6 +44,12 @@ def _all_pairs(n: int):
             rows, size = [], 0
 
 
+def _positions(ids: np.ndarray) -> dict[str, int]:
+    """Each id's position (ids as read_coded_files gives them)."""
+    texts = ids.astype(str) if ids.dtype.kind == "S" else ids
+    return {name: k for k, name in enumerate(texts.tolist())}
+
+
 def run(args) -> None:
     executor = parallel.current()
     if executor.size > 1:  # no share of the pairs per rank yet: every rank would do all
@@ -59,14 +65,10 @@ def run(args) -> None:
                         "database or all pairs, not --one-to-one")
     if args.one_to_one and not args.target:
         raise UserError("--one-to-one needs --target (aligned record by record with --query)")
-    query_ids, codes, offsets = read_coded_set(args.query, scheme)
-    queries = len(query_ids)
-    target_ids, targets = query_ids, 0
-    if args.target:  # the targets follow the queries in codes
-        target_ids, t_codes, t_offsets = read_coded_set(args.target, scheme)
-        targets = len(target_ids)
-        offsets = np.concatenate([offsets, t_offsets[1:] + len(codes)])
-        codes = np.concatenate([codes, t_codes])
+    # the targets follow the queries in codes
+    ids, codes, offsets = read_coded_files([args.query, *filter(None, [args.target])], scheme)
+    query_ids, target_ids = ids[0], ids[-1]
+    queries, targets = len(query_ids), len(target_ids) if args.target else 0
     shift = queries if args.target else 0
     if args.one_to_one:
         if queries != targets:
@@ -74,8 +76,8 @@ def run(args) -> None:
                             f"{args.target} {targets}; they must be as many")
         batches = [(np.arange(queries), np.arange(targets) + shift)]
     elif args.pairs:
-        listed = read_pair_list(args.pairs, query_ids, target_ids, args.query,
-                                args.target or args.query)
+        listed = read_pair_list(args.pairs, _positions(query_ids), _positions(target_ids),
+                                args.query, args.target or args.query)
         batches = [(listed["query_index"].to_numpy(),
                     listed["target_index"].to_numpy() + shift)]
     elif args.target:
@@ -93,10 +95,8 @@ def run(args) -> None:
     def letters(k):
         return "".join(alphabet[codes[offsets[k]:offsets[k + 1]]])
 
-    table = hit_table.Table(
-        hits, np.array(list(query_ids), dtype=object), np.array(list(target_ids), dtype=object),
-        lengths[:queries], lengths[shift:], letters, lambda k: letters(k + shift),
-        WINDOW_OPS)
+    table = hit_table.Table(hits, query_ids, target_ids, lengths[:queries], lengths[shift:],
+                            letters, lambda k: letters(k + shift), WINDOW_OPS)
     hit_table.write(args.output, table, columns)
 
 

@@ -13,11 +13,13 @@ others look it up in a shared table.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...errors import UserError
 from .kernels import BLOCK, VARIANTS
-from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
+from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair, to_device
 
 WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
 TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
@@ -48,13 +50,30 @@ def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0):
 
 
 class _Device:
-    """The sequences on the device, once per factory: codes, offsets, lengths."""
+    """The sequences on the device: codes, offsets, lengths."""
 
     def __init__(self, codes, offsets):
         import cupy
 
-        self.codes, self.offsets = cupy.asarray(codes), cupy.asarray(offsets)
+        self.codes = codes if isinstance(codes, cupy.ndarray) else to_device(codes)
+        self.offsets = cupy.asarray(offsets)
         self.lengths = cupy.diff(self.offsets)
+
+
+_LAST: list = []  # (codes, offsets) as weak references, and their _Device
+
+
+def _sequences(codes, offsets) -> _Device:
+    """The sequences on the device, uploaded once for the factories of the same (unchanged)
+    arrays: the score-and-end and the start passes share them."""
+    if _LAST and _LAST[0]() is codes and _LAST[1]() is offsets:
+        return _LAST[2]
+    seqs = _Device(codes, offsets)
+    try:
+        _LAST[:] = [weakref.ref(codes), weakref.ref(offsets), seqs]
+    except TypeError:  # a type without weak references (a list): not kept
+        _LAST.clear()
+    return seqs
 
 
 def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, tuning=None):
@@ -127,7 +146,7 @@ def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
     STRIP and the register cap, kernels.Variant.tuned)."""
     import cupy
 
-    seqs = _Device(codes, offsets)
+    seqs = _sequences(codes, offsets)
 
     def align(pa, pb):
         pa, pb, on_host = device_pairs(pa, pb)
@@ -143,7 +162,7 @@ def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning)
     (local pairs that align, semi-global pairs); global alignments start at 1, 1."""
     import cupy
 
-    seqs = _Device(codes, offsets)
+    seqs = _sequences(codes, offsets)
 
     def align(pa, pb, score, qend, tend):
         pa, pb, on_host = device_pairs(pa, pb)
