@@ -29,6 +29,9 @@
 #ifndef TWO  // 1: the kernel of two local pairs a thread, align_local_pairs (below)
 #define TWO 0
 #endif
+#ifndef LONG  // 1: the kernel of a warp a pair, align_long (below)
+#define LONG 0
+#endif
 #ifndef MAX_TABLE
 #define MAX_TABLE 1024
 #endif
@@ -271,6 +274,176 @@ extern "C" __global__ void align_pairs(
 #endif
 }
 
+
+#if LONG
+// --- long pairs: a warp per pair (align_long) ---
+//
+// One thread a pair leaves the GPU idle when a few long pairs are all there is, and each
+// pair takes as long as one thread needs for it. Here the 32 lanes of a warp share a pair:
+// lane t owns COLS consecutive columns of each tile of 32 x COLS columns and works on row
+// i at step i + t (a wavefront), taking H and E of the column to its left from lane t - 1's
+// previous step (a shuffle); lane 0 takes them from the tile's left edge, [row] per pair in
+// global memory, written by lane 31 in the previous tile. The recurrence, borders, padding
+// and tie rules are align_pairs' (32 bits, every mode); each lane keeps the best cell of
+// its own columns, and the warp takes the best of its lanes' at the end: the higher score,
+// then the smaller row, then the smaller column (REVERSE: the first in row-major order).
+#ifndef COLS
+#define COLS 8
+#endif
+#define FULL_WARP 0xFFFFFFFFu
+
+__device__ __forceinline__ bool before(const Found& a, const Found& b)
+{
+    if (a.i == 0) return false;  // none
+    if (b.i == 0) return true;
+    if (!REVERSE && a.score != b.score) return a.score > b.score;
+    return a.i < b.i || (a.i == b.i && a.j < b.j);
+}
+
+__device__ __forceinline__ Found warp_best(Found f)
+{
+#pragma unroll
+    for (int d = 16; d; d >>= 1) {
+        const Found o = {__shfl_xor_sync(FULL_WARP, f.score, d),
+                         __shfl_xor_sync(FULL_WARP, f.i, d), __shfl_xor_sync(FULL_WARP, f.j, d)};
+        if (before(o, f)) f = o;
+    }
+    return f;
+}
+
+// Arguments as align_pairs', but for the tile edges: [pair][row] (H, E), `edge_rows` rows
+// a pair.
+extern "C" __global__ void align_long(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
+    const int* __restrict__ score_in, const int* __restrict__ qend_in,
+    const int* __restrict__ tend_in, const int* __restrict__ subst, const int letters,
+    const int opening, const int extend, const int local, const int free_ends,
+    const int best_step, int2* __restrict__ edge, const long long edge_rows,
+    int* __restrict__ out_score, int* __restrict__ out_q, int* __restrict__ out_t)
+{
+    __shared__ int s_subst[MAX_TABLE];
+    load_table(s_subst, subst, letters);
+    const int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (k >= npairs) return;  // the whole warp
+    const long long x = pa[k], y = pb[k];
+    Pair p = {codes + offsets[x], codes + offsets[y], (int)(offsets[x + 1] - offsets[x]),
+              (int)(offsets[y + 1] - offsets[y]), local, free_ends};
+    const Costs c = {opening, extend};
+    int target = 0;
+#if REVERSE
+    target = score_in[k];
+    p.m = qend_in[k];
+    p.n = tend_in[k];
+    int rows = reverse_rows(p.m, p.n, target, c, best_step);
+    Found found = {target, 0, 0};
+#else
+    int rows = p.n;
+    Found found = {(local || !free_ends) ? 0 : NEG, 0, 0};
+#endif
+    int2* pair_edge = edge + (size_t)k * edge_rows;
+    const bool floor_at_zero = !REVERSE && p.local;
+    const int floor = floor_at_zero ? 0 : NEG;
+    const bool free_rows = floor_at_zero || (!REVERSE && p.free_ends);
+    for (int j0 = 0; j0 < p.m && rows > 0; j0 += 32 * COLS) {
+        const int c0 = j0 + lane * COLS;  // this lane's columns: c0 + 1 .. c0 + COLS
+        const bool last_tile = j0 + 32 * COLS >= p.m;
+        const int m_t = p.m - 1 - c0;     // column m's place among them, if there
+        Column col[COLS];
+        int h[COLS], f[COLS];
+#pragma unroll
+        for (int t = 0; t < COLS; t++) {
+            const int j = c0 + t + 1;
+            col[t] = column(j <= p.m ? query_letter(p, j) : -1, s_subst, letters);
+            h[t] = floor_at_zero ? 0 : -gap(j, c.opening, c.extend);  // H(0, j)
+            f[t] = h[t] - c.opening;                                      // F(1, j)
+        }
+        int up_left = (c0 == 0 || floor_at_zero) ? 0 : -gap(c0, c.opening, c.extend);
+        int sent_h = 0, sent_e = 0;  // this lane's right edge, for lane + 1's next step
+        for (int s = 1; s <= rows + 31; s++) {
+            int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
+            int e = __shfl_up_sync(FULL_WARP, sent_e, 1);
+            const int i = s - lane;
+            if (i < 1 || i > rows) continue;
+            if (lane == 0) {
+                if (j0 == 0) {
+                    left_h = free_rows ? 0 : -gap(i, c.opening, c.extend);  // H(i, 0)
+                    e = left_h - c.opening;
+                } else {
+                    const int2 v = pair_edge[i];
+                    left_h = v.x;
+                    e = v.y;
+                }
+            }
+            const u32 sel = selector(target_letter(p, i));
+            int diag = up_left;
+            up_left = left_h;
+            int row_max = NEG;
+#pragma unroll
+            for (int t = 0; t < COLS; t++) {
+                const int d = add_max(diag, step(col[t], sel, s_subst), f[t]);
+                const int v = max3(d, e, floor);
+                diag = h[t];
+                h[t] = v;
+                const int v_open = v - c.opening;
+                e = add_max(e, -c.extend, v_open);
+                f[t] = add_max(f[t], -c.extend, v_open);
+                row_max = max(row_max, v);
+            }
+            sent_h = h[COLS - 1];
+            sent_e = e;
+            if (lane == 31 && !last_tile) pair_edge[i] = make_int2(sent_h, sent_e);
+            int at_m = NEG;
+#pragma unroll
+            for (int t = 0; t < COLS; t++)
+                if (t == m_t) at_m = h[t];
+            const bool has_m = m_t >= 0 && m_t < COLS;
+#if REVERSE
+            if (p.local) {
+                if (row_max == target && (found.i == 0 || i < found.i)) {
+                    int first = COLS;
+#pragma unroll
+                    for (int t = COLS - 1; t >= 0; t--)
+                        if (h[t] == target) first = t;
+                    found = {target, i, c0 + first + 1};
+                }
+            } else if (has_m && at_m == target && (found.i == 0 || i < found.i)) {
+                found = {target, i, p.m};
+            }
+#else
+            if (p.local) {
+                if (row_max > found.score || (row_max == found.score && i < found.i)) {
+                    int first = COLS;
+#pragma unroll
+                    for (int t = COLS - 1; t >= 0; t--)
+                        if (h[t] == row_max) first = t;
+                    found = {row_max, i, c0 + first + 1};
+                }
+            } else if (has_m && (p.free_ends ? at_m > found.score : i == p.n)) {
+                found = {at_m, i, p.m};
+            }
+#endif
+        }
+        __syncwarp();  // lane 31's edge before lane 0 reads it in the next tile
+#if REVERSE
+        // later tiles only matter above the first cell found
+        const Found best = warp_best(found);
+        if (best.i) rows = p.local ? best.i - 1 : 0;
+#endif
+    }
+    found = warp_best(found);
+    if (lane) return;
+#if REVERSE
+    out_q[k] = found.i ? p.m - found.j + 1 : 1;
+    out_t[k] = found.i ? p.n - found.i + 1 : 0;
+#else
+    out_score[k] = found.score;
+    out_q[k] = found.j;
+    out_t[k] = found.i;
+#endif
+}
+#endif
 
 #if TWO
 #if STRIP % 4 || (!WORD && STRIP % 16)

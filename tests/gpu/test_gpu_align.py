@@ -50,16 +50,18 @@ def related(rng, letters, lengths, root_share=0.6):
     return out
 
 
-def compare(scheme, mode, queries, targets):
+def compare(scheme, mode, queries, targets, long_from=gpu_align.LONG_FROM, fill_pairs=0):
+    """GPU = CPU; by default a thread a pair for the short pairs, however few they are."""
     codes, offsets = concatenate(queries + targets)
     pa = np.arange(len(queries))
     pb = pa + len(queries)
     want = cpu_align.ends(codes, offsets, scheme, mode)(pa, pb)
-    got = gpu_align.ends(codes, offsets, scheme, mode)(pa, pb)
+    choice = {"long_from": long_from, "fill_pairs": fill_pairs}
+    got = gpu_align.ends(codes, offsets, scheme, mode, **choice)(pa, pb)
     for name, w, g in zip(("score", "query end", "target end"), want, got):
         assert np.array_equal(w, g), f"{name}s differ at {np.flatnonzero(w != g)[:5]}"
     want_starts = cpu_align.starts(codes, offsets, scheme, mode)(pa, pb, *want)
-    got_starts = gpu_align.starts(codes, offsets, scheme, mode)(pa, pb, *want)
+    got_starts = gpu_align.starts(codes, offsets, scheme, mode, **choice)(pa, pb, *want)
     for name, w, g in zip(("query start", "target start"), want_starts, got_starts):
         assert np.array_equal(w, g), f"{name}s differ at {np.flatnonzero(w != g)[:5]}"
     return want
@@ -99,7 +101,35 @@ def test_odd_pair_counts_share_threads_rightly(count, name, layout):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_ties_and_homopolymers(mode):
+@pytest.mark.parametrize("name", ["blastn", "blosum62", "big scores"])
+def test_a_warp_a_pair_gives_the_same_results(name, mode):
+    """align_long (a warp a pair, tiles of 32 lanes x 8 columns) forced on every pair:
+    lengths across a lane's columns and the tiles (7, 8, 9, 255, 256, 257, 513)."""
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(len(name) + 5 * len(mode))
+    letters = 4 if scheme.alphabet.startswith("ACGT") else 20
+    lengths = np.concatenate([[1, 7, 8, 9, 255, 256, 257, 513], rng.integers(1, 700, 60)])
+    queries = related(rng, letters, lengths)
+    targets = related(rng, letters, rng.permutation(lengths))
+    compare(scheme, MODES[mode], queries, targets, long_from=0)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_long_pairs_take_a_warp_each(mode):
+    """Pairs past LONG_FROM letters go to align_long, beside short ones a thread each; with
+    the default FILL_PAIRS, all of these few pairs go to align_long."""
+    scheme = SCHEMES["adept dna"]
+    rng = np.random.default_rng(21)
+    lengths = np.array([gpu_align.LONG_FROM, gpu_align.LONG_FROM + 700, 300, 40, 5000])
+    queries = related(rng, 4, lengths, 0.9)
+    targets = related(rng, 4, rng.permutation(lengths), 0.9)
+    compare(scheme, MODES[mode], queries, targets)
+    compare(scheme, MODES[mode], queries, targets, fill_pairs=gpu_align.FILL_PAIRS)
+
+
+@pytest.mark.parametrize("long_from", [gpu_align.LONG_FROM, 0])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_ties_and_homopolymers(mode, long_from):
     """Two-letter and one-letter sequences: many cells tie for the best score and the
     start; the tie rules must agree."""
     scheme = SCHEMES["blastn"]
@@ -108,7 +138,7 @@ def test_ties_and_homopolymers(mode):
     targets = [np.full(int(n), int(rng.integers(0, 2)), np.uint8) if k % 3 == 0 else
                rng.integers(0, 2, int(n)).astype(np.uint8)
                for k, n in enumerate(rng.integers(1, 120, 300))]
-    compare(scheme, MODES[mode], queries, targets)
+    compare(scheme, MODES[mode], queries, targets, long_from)
 
 
 def test_the_stage_on_the_gpu_writes_the_cpus_bytes(tmp_path):

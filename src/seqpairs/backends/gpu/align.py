@@ -1,8 +1,9 @@
 """`seqpairs align`'s score-and-end and start passes on the GPU (gpu_kernels/align.cu), one
 thread per pair: the same results as backends/cpu/align.py's ends and starts.
 
-Local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) run two pairs a
-thread in the halves of each word (align.cu's align_local_pairs; alphabets of more than 4
+Few pairs, and long ones, take a warp each (align.cu's align_long; _run_all says which).
+Otherwise local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) run two
+pairs a thread in the halves of each word (align.cu's align_local_pairs; alphabets of more than 4
 letters with a per-thread profile in shared memory); the rest one pair a thread in 32
 bits. Pairs run with the most strips
 of columns first, then the most rows, then the most columns (the query's and the
@@ -19,10 +20,24 @@ import numpy as np
 
 from ...errors import UserError
 from .kernels import BLOCK, VARIANTS
-from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair, to_device
+from .launch import (
+    INT_POISON,
+    check_written,
+    device_pairs,
+    free_bytes,
+    one_thread_per_pair,
+    to_device,
+)
 
 WORD_LETTERS = 4  # align.cu's WORD: a column's scores against 4 target letters in a word
 TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
+# Which pairs get a warp each (align_long), from bench_align_long.py on an H100
+# (benchmarks/RESULTS.md): all of fewer than FILL_PAIRS pairs (a thread a pair leaves most
+# of the GPU idle: 64 pairs of 500-4,000 bp ran 3-12x faster, 20,000 of 1,000 bp 1.8x),
+# else those with a side of LONG_FROM letters or more (25,000 pairs of 4,000 bp: 1.6x);
+# 80,000 pairs of 500 bp and 100,000 of 2,000 bp ran 1.5x faster a thread a pair.
+FILL_PAIRS = 50_000
+LONG_FROM = 4000
 ROW_BYTES = 8  # the strip edge's (H, E) per row and pair (two pairs a thread: + letters)
 
 
@@ -135,15 +150,77 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
     return out
 
 
+def _run_long(seqs: _Device, scheme, mode, pa, pb, reverse, inputs):
+    """align.cu's align_long (a warp a pair) over the pairs, as _run."""
+    import cupy
+
+    matrix = scheme.matrix()
+    word = len(scheme.alphabet) <= WORD_LETTERS and matrix.min() >= -128 and matrix.max() <= 127
+    chosen = VARIANTS[f"align_{'starts' if reverse else 'ends'}_long_{'word' if word else 'table'}"]
+    kernel = chosen.function_handle()
+    rows, columns = (inputs[2], inputs[1]) if reverse else (seqs.lengths[pb], seqs.lengths[pa])
+    order = cupy.argsort(-(rows.astype(cupy.int64) * columns))  # the longest first
+    edge_rows = int(rows.max()) + 1
+    given = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
+    out = [cupy.full(len(order), INT_POISON, dtype=cupy.int32) for _ in range(3)]
+    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
+    constants = (d_subst, np.int32(len(scheme.alphabet)),
+                 np.int32(scheme.gap_open + scheme.gap_extend), np.int32(scheme.gap_extend),
+                 np.int32(mode.local), np.int32(mode.free_target_ends),
+                 np.int32(max(int(matrix.max()), 0)))
+    step = max(1, free_bytes() // 2 // (edge_rows * 8))  # pairs whose edges fit a launch
+    warps = BLOCK // 32
+    for lo in range(0, len(order), step):
+        part = slice(lo, lo + step)
+        n = len(order[part])
+        edge = cupy.empty(n * edge_rows * 2, dtype=cupy.int32)
+        ins = [a[part] for a in given] or [out[0][part]] * 3
+        kernel(((n + warps - 1) // warps,), (BLOCK,),
+               (seqs.codes, seqs.offsets, pa[order[part]], pb[order[part]], np.int32(n), *ins,
+                *constants, edge, np.int64(edge_rows), *(a[part] for a in out)))
+    for values in out[1:] if reverse else out:
+        check_written(values == INT_POISON, values.size, "alignment results")
+    placed = [cupy.empty(len(order), cupy.int32) for _ in range(3)]
+    for target, values in zip(placed, out):
+        target[order] = values
+    return placed
+
+
+def _run_all(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch, tuning,
+             long_from, fill_pairs):
+    """Fewer than fill_pairs pairs all by align_long; else the pairs whose longer side (in
+    the reverse pass: up to the end) has long_from letters or more by align_long, the rest
+    by _run; results in the pairs' order."""
+    import cupy
+
+    rows, columns = (inputs[2], inputs[1]) if reverse else (seqs.lengths[pb], seqs.lengths[pa])
+    long = (cupy.maximum(rows, columns) >= long_from) | (len(pa) < fill_pairs)
+    if not bool(long.any()):
+        return _run(seqs, scheme, mode, pa, pb, reverse, inputs, max_batch, tuning)
+    out = [cupy.zeros(len(pa), cupy.int32) for _ in range(3)]
+    for which, run in ((long, _run_long), (~long, None)):
+        members = cupy.flatnonzero(which)
+        if not len(members):
+            continue
+        args = (seqs, scheme, mode, pa[members], pb[members], reverse,
+                [a[members] for a in inputs])
+        part = run(*args) if run else _run(*args, max_batch, tuning)
+        for placed, values in zip(out, part):
+            placed[members] = values
+    return out
+
+
 def _device(a):
     import cupy
 
     return cupy.ascontiguousarray(cupy.asarray(a), dtype=cupy.int64)
 
 
-def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
-    """The contract's align_ends on the GPU (`threads` is ignored; `tuning`: align.cu's
-    STRIP and the register cap, kernels.Variant.tuned)."""
+def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, long_from=LONG_FROM,
+         fill_pairs=FILL_PAIRS, **tuning):
+    """The contract's align_ends on the GPU (`threads` is ignored; `long_from`, `fill_pairs`:
+    which pairs get a warp, _run_all; `tuning`: align.cu's STRIP and the register cap of
+    the one-thread kernels, kernels.Variant.tuned)."""
     import cupy
 
     seqs = _sequences(codes, offsets)
@@ -151,13 +228,15 @@ def ends(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
     def align(pa, pb):
         pa, pb, on_host = device_pairs(pa, pb)
         out = [cupy.empty(0, cupy.int32)] * 3 if not len(pa) else \
-            _run(seqs, scheme, mode, pa, pb, False, [], max_batch, tuning)
+            _run_all(seqs, scheme, mode, pa, pb, False, [], max_batch, tuning, long_from,
+                     fill_pairs)
         return tuple(a.get() if on_host else a for a in out)
 
     return align
 
 
-def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning):
+def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, long_from=LONG_FROM,
+           fill_pairs=FILL_PAIRS, **tuning):
     """The contract's align_starts on the GPU: the reverse pass for the pairs that need one
     (local pairs that align, semi-global pairs); global alignments start at 1, 1."""
     import cupy
@@ -174,8 +253,9 @@ def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, **tuning)
         else:
             need = cupy.flatnonzero(score > 0) if mode.local else cupy.arange(len(pa))
             if len(need):
-                _, qs, ts = _run(seqs, scheme, mode, pa[need], pb[need], True,
-                                 [score[need], qend[need], tend[need]], max_batch, tuning)
+                _, qs, ts = _run_all(seqs, scheme, mode, pa[need], pb[need], True,
+                                     [score[need], qend[need], tend[need]], max_batch, tuning,
+                                     long_from, fill_pairs)
                 qstart[need], tstart[need] = qs, ts
         return tuple(a.get() if on_host else a for a in (qstart, tstart))
 

@@ -101,6 +101,11 @@ VARIANTS = {
                                                                  "REVERSE": 0, "TWO": 1}, 168),
     "align_starts_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
                                                                    "REVERSE": 1, "TWO": 1}, 168),
+    # long pairs, a warp a pair (32 lanes x COLS columns a tile), 32 bits, every mode
+    **{f"align_{name}_long_{fetch}": Variant(
+        "align.cu", "align_long", {"COLS": 8, "WORD": int(fetch == "word"),
+                                   "REVERSE": int(name == "starts"), "LONG": 1})
+       for name in ("ends", "starts") for fetch in ("word", "table")},
     # the same for larger alphabets (protein), a profile per thread in shared memory
     "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
                                         {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),
