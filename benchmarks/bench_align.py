@@ -109,7 +109,7 @@ def write_fasta(path, codes, offsets, first, count, repeats, alphabet, prefix):
     out.tofile(path)
 
 
-def command(args, scheme, codes, offsets, record, repeats=1) -> None:
+def command(args, scheme, codes, offsets, record, repeats=1, columns=None) -> None:
     """`seqpairs align --one-to-one` on the pairs written as two FASTA files (`repeats`
     times over, ids distinct), timed as a whole process (start-up, reading, the passes'
     kernels, writing the table)."""
@@ -128,6 +128,8 @@ def command(args, scheme, codes, offsets, record, repeats=1) -> None:
                 "-o", f"{tmp}/hits.tsv", "--backend", "gpu"]
         if args.kind == "dna":
             argv += ["--match", "6", "--mismatch", "-4"]
+        if columns:
+            argv += ["--columns", columns]
         t0 = time.perf_counter()
         done = subprocess.run(argv, check=True, stdout=subprocess.PIPE, text=True)
         seconds = time.perf_counter() - t0
@@ -135,8 +137,8 @@ def command(args, scheme, codes, offsets, record, repeats=1) -> None:
         with open(f"{tmp}/hits.tsv", "rb") as fh:
             rows = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b"")) - 1
     record(step="seqpairs align --one-to-one --backend gpu (whole process)",
-           pairs_aligned=args.pairs * repeats, distinct=args.pairs, seconds=round(seconds, 2),
-           rows=rows)
+           pairs_aligned=args.pairs * repeats, distinct=args.pairs, columns=columns or "default",
+           seconds=round(seconds, 2), rows=rows)
 
 
 def main() -> None:
@@ -153,6 +155,8 @@ def main() -> None:
     p.add_argument("--cli-repeats", type=int, default=1, help="with --cli, time the command "
                    "again on the pairs this many times over (ids distinct): 30 with 1M pairs "
                    "is ADEPT's 30M-pair set's size")
+    p.add_argument("--cli-traced", default="", help="with --cli, time the command again "
+                   "with these --columns (e.g. qseqid,sseqid,score,pident,cigar)")
     p.add_argument("--cli-profile", action="store_true", help="run the commands under "
                    "cProfile (its slowest calls on standard error)")
     p.add_argument("--sweep", default="", help="both passes again with other strips and "
@@ -267,6 +271,8 @@ def main() -> None:
                same_score_and_end=round(float(np.mean(same)), 4))
     if args.cli:
         command(args, scheme, codes, offsets, record)
+        if args.cli_traced:  # the alignments too: the CPU traceback of each window
+            command(args, scheme, codes, offsets, record, columns=args.cli_traced)
         if args.cli_repeats > 1:
             command(args, scheme, codes, offsets, record, args.cli_repeats)
     if args.out:
