@@ -32,6 +32,9 @@
 #ifndef LONG  // 1: the kernel of a warp a pair, align_long (below)
 #define LONG 0
 #endif
+#ifndef TRACE  // 1: the windows' traceback, align_trace (below)
+#define TRACE 0
+#endif
 #ifndef MAX_TABLE
 #define MAX_TABLE 1024
 #endif
@@ -274,6 +277,160 @@ extern "C" __global__ void align_pairs(
 #endif
 }
 
+
+#if TRACE
+// --- the alignment of each window between start and end (align_trace) ---
+//
+// backends/cpu/align.py's _trace, one thread a window, the same choices: the global
+// alignment of the window with its moves (a byte a cell, in the window's own stretch of
+// `moves`), then the walk back from the last cell, runs written backwards from the end
+// of the window's room and moved to its start. Ties: H prefers the diagonal, then E, then
+// F; a gap prefers opening over extending. H and F of the row above are in `rows`:
+// H of column j at [j][window], F at [columns + j][window], so that the threads of a
+// warp use them together.
+#define FROM_E 1
+#define FROM_F 2
+#define E_EXTENDS 4
+#define F_EXTENDS 8
+// backends.alignments.WINDOW_OPS, "=XID"
+#define SAME 0
+#define DIFFERENT 1
+#define INSERTION 2
+#define DELETION 3
+
+extern "C" __global__ void align_trace(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int windows,
+    const long long* __restrict__ qstart, const long long* __restrict__ qend,
+    const long long* __restrict__ tstart, const long long* __restrict__ tend,
+    const int* __restrict__ subst, const int letters, const int opening, const int extend,
+    const long long* __restrict__ moves_at, unsigned char* __restrict__ moves,
+    int* __restrict__ rows, const int columns, const long long* __restrict__ room,
+    unsigned char* __restrict__ ops, int* __restrict__ lengths,
+    long long* __restrict__ counts)  // [window][runs, matches, mismatches, openings, score]
+{
+    __shared__ int s_subst[MAX_TABLE];
+    load_table(s_subst, subst, letters);
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= windows) return;
+    const long long q0 = max(qstart[k], 1LL), t0 = max(tstart[k], 1LL);
+    const unsigned char* q = codes + offsets[pa[k]] + q0 - 1;
+    const unsigned char* tt = codes + offsets[pb[k]] + t0 - 1;
+    const int m = (int)max(qend[k] - q0 + 1, 0LL), n = (int)max(tend[k] - t0 + 1, 0LL);
+    const size_t w = (size_t)m + 1, stride = (size_t)windows;
+    unsigned char* mv = moves + moves_at[k];
+    int* h_row = rows + k;
+    int* f_row = rows + (size_t)columns * stride + k;
+    h_row[0] = 0;
+    f_row[0] = NEG;
+    for (int j = 1; j <= m; j++) {
+        h_row[j * stride] = -gap(j, opening, extend);
+        f_row[j * stride] = NEG;
+        mv[j] = FROM_E | (j > 1 ? E_EXTENDS : 0);
+    }
+    for (int i = 1; i <= n; i++) {
+        const int b = tt[i - 1];
+        int diag = h_row[0];
+        int left = -gap(i, opening, extend);
+        h_row[0] = left;
+        mv[i * w] = FROM_F | (i > 1 ? F_EXTENDS : 0);
+        int e = NEG;
+        for (int j = 1; j <= m; j++) {
+            int bits = 0;
+            const int e_open = left - opening, e_ext = e - extend;
+            if (e_ext > e_open) {
+                e = e_ext;
+                bits |= E_EXTENDS;
+            } else {
+                e = e_open;
+            }
+            const int up = h_row[j * stride], f_up = f_row[j * stride];
+            const int f_open = up - opening, f_ext = f_up - extend;
+            int f;
+            if (f_ext > f_open) {
+                f = f_ext;
+                bits |= F_EXTENDS;
+            } else {
+                f = f_open;
+            }
+            int h = diag + s_subst[q[j - 1] * letters + b];
+            if (e > h) {
+                h = e;
+                bits |= FROM_E;
+            }
+            if (f > h) {
+                h = f;
+                bits = (bits & ~FROM_E) | FROM_F;
+            }
+            diag = up;
+            h_row[j * stride] = h;
+            f_row[j * stride] = f;
+            left = h;
+            mv[i * w + j] = (unsigned char)bits;
+        }
+    }
+    const int score = h_row[m * stride];
+    // the walk back from (n, m), runs written backwards from the end of the room
+    const long long lo = room[k], cap = room[k + 1] - lo;
+    unsigned char* o = ops + lo;
+    int* len = lengths + lo;
+    int i = n, j = m, state = 0;  // 0: H, 1: E, 2: F
+    long long runs = 0, matches = 0, mismatches = 0, openings = 0;
+    int last = -1;
+    while (i > 0 || j > 0) {
+        const int bits = mv[i * w + j];
+        if (state == 0) {
+            state = (bits & FROM_E) ? 1 : (bits & FROM_F) ? 2 : 0;
+            if (i == 0)
+                state = 1;
+            else if (j == 0)
+                state = 2;
+        }
+        int op;
+        if (state == 0) {
+            op = q[j - 1] == tt[i - 1] ? SAME : DIFFERENT;
+            if (op == SAME)
+                matches++;
+            else
+                mismatches++;
+            i--;
+            j--;
+        } else if (state == 1) {
+            op = INSERTION;
+            if (!(bits & E_EXTENDS)) {
+                state = 0;
+                openings++;
+            }
+            j--;
+        } else {
+            op = DELETION;
+            if (!(bits & F_EXTENDS)) {
+                state = 0;
+                openings++;
+            }
+            i--;
+        }
+        if (op == last) {
+            len[cap - runs]++;
+        } else {
+            runs++;
+            o[cap - runs] = (unsigned char)op;
+            len[cap - runs] = 1;
+            last = op;
+        }
+    }
+    for (long long r = 0; r < runs; r++) {  // to the start of the room (regions may overlap:
+        o[r] = o[cap - runs + r];           // forwards, the source is never behind)
+        len[r] = len[cap - runs + r];
+    }
+    long long* c = counts + (size_t)k * 5;
+    c[0] = runs;
+    c[1] = matches;
+    c[2] = mismatches;
+    c[3] = openings;
+    c[4] = score;
+}
+#endif
 
 #if LONG
 // --- long pairs: a warp per pair (align_long) ---

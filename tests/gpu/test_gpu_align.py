@@ -174,3 +174,34 @@ def test_the_passes_share_one_upload_of_the_same_sequences():
     first = gpu_align._sequences(codes, offsets)
     assert gpu_align._sequences(codes, offsets) is first
     assert gpu_align._sequences(codes.copy(), offsets) is not first
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("name", ["blastn", "blosum62", "big scores", "linear"])
+def test_the_windows_tracebacks_are_the_cpus(name, mode):
+    """align_trace (a thread a window) against backends/cpu/align.py's trace_windows on
+    the windows the passes find: runs, counts and scores equal, ties included (two-letter
+    sequences), and the empty windows of score-0 local pairs and query-only semi-global
+    ones."""
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(len(name) * 3 + len(mode))
+    letters = 4 if scheme.alphabet.startswith("ACGT") else 20
+    lengths = rng.integers(1, 400, 150)
+    queries = related(rng, letters, lengths) + \
+        [rng.integers(0, 2, int(n)).astype(np.uint8) for n in rng.integers(1, 60, 100)]
+    targets = related(rng, letters, rng.permutation(lengths)) + \
+        [rng.integers(0, 2, int(n)).astype(np.uint8) for n in rng.integers(1, 60, 100)]
+    codes, offsets = concatenate(queries + targets)
+    pa = np.arange(len(queries))
+    pb = pa + len(queries)
+    mode = MODES[mode]
+    score, qend, tend = cpu_align.ends(codes, offsets, scheme, mode)(pa, pb)
+    qstart, tstart = cpu_align.starts(codes, offsets, scheme, mode)(pa, pb, score, qend, tend)
+    tend = np.where(tstart == 0, 0, tend)  # as the engine gives them
+    window = (pa, pb, qstart, qend, tstart, tend, scheme)
+    want = cpu_align.trace_windows(codes, offsets, *window)
+    got = gpu_align.trace_windows(codes, offsets, *window)
+    names = ("run offsets", "ops", "lengths", "matches", "mismatches", "openings", "scores")
+    for label, w, g in zip(names, want, got):
+        assert np.array_equal(w, g), f"{label} differ at {np.flatnonzero(w != g)[:5]}"
+    assert want[1].size > 300 and np.array_equal(want[6][score > 0], score[score > 0])

@@ -108,7 +108,7 @@ def align(backend: Backend, scheme: LocalScheme, mode: AlignMode, codes: np.ndar
         hits.qstart[part], hits.tstart[part] = qstart, tstart
     hits.tend = np.where(hits.tstart == 0, 0, hits.tend)  # no target letter aligned
     if trace:
-        hits.runs = _trace(codes, offsets, hits, scheme, threads)
+        hits.runs = _trace(backend, codes, offsets, hits, scheme, threads)
     return hits
 
 
@@ -120,10 +120,11 @@ def _concatenate(parts: list[Hits]) -> Hits:
                   for name in FIELDS))
 
 
-def _trace(codes, offsets, hits: Hits, scheme, threads) -> Runs:
-    """The alignments of every hit, in batches of about TRACE_CELLS window cells."""
+def _trace(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Runs:
+    """The alignments of every hit, in batches of about TRACE_CELLS window cells, on the
+    backend (the CPU's where it has no trace_windows)."""
     parts = []
-    trace_windows = backends.select("cpu").trace_windows
+    trace_windows = backend.trace_windows or backends.select("cpu").trace_windows
     for lo, hi in _spans(hits, TRACE_CELLS):
         part = slice(lo, hi)
         run_offsets, ops, lengths, matches, mismatches, openings, _ = trace_windows(

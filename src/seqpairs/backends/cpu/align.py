@@ -318,9 +318,15 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
     if len(pa):
         set_threads(threads)
         _windows(codes, offsets, pa, pb, *coords, *_costs(scheme), room, ops, lengths, counts)
-    # keep each pair's runs only
+    return window_runs(room, ops, lengths, counts)
+
+
+def window_runs(room, ops, lengths, counts):
+    """trace_windows' results from each window's runs at the start of its room (room: where
+    each window's space starts, and the end) and its counts (runs, matches, mismatches,
+    openings, score)."""
     runs = counts[:, 0]
-    run_offsets = np.zeros(len(pa) + 1, np.int64)
+    run_offsets = np.zeros(len(runs) + 1, np.int64)
     np.cumsum(runs, out=run_offsets[1:])
     keep = np.repeat(room[:-1], runs) + (np.arange(run_offsets[-1]) -
                                           np.repeat(run_offsets[:-1], runs))

@@ -42,4 +42,5 @@ def backend(device: int = 0) -> Backend:
         local_scores=local.local_scores,
         align_ends=align.ends,
         align_starts=align.starts,
+        trace_windows=align.trace_windows,
     )

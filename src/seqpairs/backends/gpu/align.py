@@ -260,3 +260,37 @@ def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, long_from
         return tuple(a.get() if on_host else a for a in (qstart, tstart))
 
     return align
+
+
+def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads=None):
+    """The contract's trace_windows on the GPU (align.cu's align_trace, a thread a window):
+    the same runs and counts as backends/cpu/align.py's, as host arrays."""
+    import cupy
+
+    from ..cpu.align import window_runs
+
+    seqs = _sequences(codes, offsets)
+    pa, pb, _ = device_pairs(pa, pb)
+    coords = [_device(a) for a in (qstart, qend, tstart, tend)]
+    m = cupy.maximum(coords[1] - cupy.maximum(coords[0], 1) + 1, 0)
+    n = cupy.maximum(coords[3] - cupy.maximum(coords[2], 1) + 1, 0)
+    room = cupy.zeros(len(pa) + 1, cupy.int64)
+    cupy.cumsum(m + n, out=room[1:])
+    moves_at = cupy.zeros(len(pa) + 1, cupy.int64)
+    cupy.cumsum((m + 1) * (n + 1), out=moves_at[1:])
+    columns = int(m.max()) + 1 if len(pa) else 1
+    total = int(room[-1])
+    ops, lengths = cupy.empty(total, cupy.uint8), cupy.empty(total, cupy.int32)
+    counts = cupy.full((len(pa), 5), INT_POISON, cupy.int64)
+    if len(pa):
+        d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
+        kernel = VARIANTS["align_trace"].function_handle()
+        kernel(((len(pa) + BLOCK - 1) // BLOCK,), (BLOCK,),
+               (seqs.codes, seqs.offsets, pa, pb, np.int32(len(pa)), *coords, d_subst,
+                np.int32(len(scheme.alphabet)), np.int32(scheme.gap_open + scheme.gap_extend),
+                np.int32(scheme.gap_extend), moves_at,
+                cupy.empty(int(moves_at[-1]), cupy.uint8),
+                cupy.empty(2 * columns * len(pa), cupy.int32), np.int32(columns), room, ops,
+                lengths, counts))
+        check_written(counts[:, 0] == INT_POISON, len(pa), "alignments")
+    return window_runs(room.get(), ops.get(), lengths.get(), counts.get())

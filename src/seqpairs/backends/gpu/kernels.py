@@ -101,6 +101,8 @@ VARIANTS = {
                                                                  "REVERSE": 0, "TWO": 1}, 168),
     "align_starts_pairs": Variant("align.cu", "align_local_pairs", {"STRIP": 24, "WORD": 1,
                                                                    "REVERSE": 1, "TWO": 1}, 168),
+    # the alignment of each window between start and end, a thread a window
+    "align_trace": Variant("align.cu", "align_trace", {"TRACE": 1, "WORD": 0}),
     # long pairs, a warp a pair (32 lanes x COLS columns a tile), 32 bits, every mode
     **{f"align_{name}_long_{fetch}": Variant(
         "align.cu", "align_long", {"COLS": 8, "WORD": int(fetch == "word"),
