@@ -185,6 +185,39 @@ def test_protein_against_parasail(mode):
     assert check_against_parasail(scheme, parasail.blosum62, mode, queries, targets) > 60
 
 
+# The background amino-acid frequencies BLAST scores BLOSUM62 against (Robinson and
+# Robinson 1991), in AMINO_ACIDS' order ARNDCQEGHILKMFPSTWYV.
+BLOSUM62_BACKGROUND = (0.07805, 0.05129, 0.04487, 0.05364, 0.01925, 0.04264, 0.06295,
+                       0.07377, 0.02199, 0.05142, 0.09019, 0.05744, 0.02243, 0.03856,
+                       0.05203, 0.07120, 0.05841, 0.01330, 0.03216, 0.06441)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_random_proteins_of_blosum62s_background_against_parasail(mode):
+    """Random proteins drawn from BLOSUM62's background, each query a mutated piece of its
+    target (or unrelated), against parasail with BLOSUM62."""
+    from seqpairs.scoring.alphabet import AMINO_ACIDS
+
+    rng = np.random.default_rng(19)
+    letters = np.array(list(AMINO_ACIDS))
+    weights = np.array(BLOSUM62_BACKGROUND) / sum(BLOSUM62_BACKGROUND)
+
+    def draw(n):
+        return "".join(rng.choice(letters, n, p=weights))
+
+    queries, targets = [], []
+    for k in range(150):
+        target = draw(int(rng.integers(30, 300)))
+        lo = int(rng.integers(0, len(target) // 2))
+        piece = list(target[lo:lo + int(rng.integers(20, 200))])
+        for x in np.flatnonzero(rng.random(len(piece)) < 0.2):
+            piece[x] = draw(1)
+        queries.append("".join(piece) if k % 4 else draw(int(rng.integers(10, 200))))
+        targets.append(target)
+    scheme = SCHEMES["blosum62"]
+    assert check_against_parasail(scheme, parasail.blosum62, mode, queries, targets) > 100
+
+
 def test_real_16s_reads_against_parasail(shared_data):
     """454 reads of C005 against each other: scores and ends equal parasail's."""
     from Bio import SeqIO
