@@ -151,3 +151,44 @@ def test_table_bytes_decline_ids_with_a_nul_inside():
     text = np.zeros(2, dtype="S3")
     text.view(np.uint8)[:] = [97, 0, 98, 99, 0, 0]  # "a\0b" and "c"
     assert bulk.table_bytes(["id"], [text]) is None
+
+
+def test_runs_text_is_the_cigar_of_each_pairs_runs():
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 6, 400)  # some pairs without runs: "*"
+    offsets = np.r_[0, np.cumsum(counts)]
+    ops = rng.integers(0, 4, offsets[-1]).astype(np.uint8)
+    lengths = rng.integers(1, 12000, offsets[-1]).astype(np.int32)
+    got = bulk.runs_text(offsets, ops, lengths, "=XID").astype(str).tolist()
+    want = ["".join(f"{lengths[r]}{'=XID'[ops[r]]}" for r in range(lo, hi)) or "*"
+            for lo, hi in zip(offsets[:-1], offsets[1:])]
+    assert got == want
+
+
+def test_traced_tables_write_write_tsvs_bytes(tmp_path):
+    """hits.write through formats/bulk.py (identities as text, CIGARs as bytes) against
+    write_tsv on the same values as strings and floats."""
+    from seqpairs.formats import hits as hit_table
+    from seqpairs.pairs.align import Hits, Runs
+
+    rng = np.random.default_rng(2)
+    n = 300
+    counts = rng.integers(0, 5, n)
+    offsets = np.r_[0, np.cumsum(counts)]
+    total = int(offsets[-1])
+    runs = Runs(offsets, rng.integers(0, 4, total).astype(np.uint8),
+                rng.integers(1, 50, total).astype(np.int32), rng.integers(0, 90, n),
+                rng.integers(0, 9, n), rng.integers(0, 4, n))
+    zeros = np.zeros(n, np.int64)
+    hits = Hits(np.arange(n), np.arange(n)[::-1].copy(), np.arange(n), rng.integers(0, 99, n),
+                zeros + 1, zeros + 5, zeros + 1, zeros + 5)
+    hits.runs = runs
+    ids = np.array([f"s{k}" for k in range(n)], dtype="S")
+    table = hit_table.Table(hits, ids, ids, zeros + 9, zeros + 9, None, None, "=XID")
+    names = ["qseqid", "sseqid", "score", "pident", "length", "cigar"]
+    hit_table.write(tmp_path / "got.tsv", table, names)
+    frame = pd.DataFrame({name: hit_table.COLUMNS[name].values(table) for name in names})
+    for name in ("qseqid", "sseqid", "cigar"):
+        frame[name] = frame[name].map(bytes.decode)
+    write_tsv(tmp_path / "want.tsv", frame)
+    assert (tmp_path / "got.tsv").read_bytes() == (tmp_path / "want.tsv").read_bytes()

@@ -271,6 +271,48 @@ def _write_rows(is_text, index, ints, text, text_start, text_lengths, row_offset
         out[o] = NEWLINE
 
 
+@njit(parallel=True, cache=True)
+def _runs_width(run_offsets, lengths, out):
+    for k in prange(len(run_offsets) - 1):
+        width = 0
+        for r in range(run_offsets[k], run_offsets[k + 1]):
+            width += _width(lengths[r]) + 1
+        out[k] = max(width, 1)  # "*" for none
+
+
+@njit(parallel=True, cache=True)
+def _runs_write(run_offsets, ops, lengths, letters, text):
+    for k in prange(len(run_offsets) - 1):
+        o = 0
+        if run_offsets[k] == run_offsets[k + 1]:
+            text[k, 0] = 42
+        for r in range(run_offsets[k], run_offsets[k + 1]):
+            v = lengths[r]
+            width = _width(v)
+            last = o + width - 1
+            while True:
+                text[k, last] = 48 + v % 10
+                v //= 10
+                last -= 1
+                if v == 0:
+                    break
+            text[k, o + width] = letters[ops[r]]
+            o += width + 1
+
+
+def runs_text(run_offsets: np.ndarray, ops: np.ndarray, lengths: np.ndarray,
+              letters: str) -> np.ndarray:
+    """Each pair's runs as CIGAR text (length, then the op's letter; "*" for none), a
+    fixed-width bytes array."""
+    n = len(run_offsets) - 1
+    widths = np.zeros(n, np.int64)
+    _runs_width(run_offsets, lengths, widths)
+    text = np.zeros((n, int(widths.max(initial=1))), np.uint8)
+    _runs_write(run_offsets, ops, lengths.astype(np.int64),
+                np.frombuffer(letters.encode("ascii"), np.uint8), text)
+    return text.reshape(-1).view(f"S{text.shape[1]}")
+
+
 def table_bytes(names: list[str], columns: list[np.ndarray]) -> list | None:
     """The TSV (header, then rows) that tables.write_tsv writes for these columns, as
     buffers to write in turn, when each column is integers or fixed-width ASCII bytes

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import UserError
 from .atomic import atomic_open
-from .tables import write_tsv
+from .tables import fast_text, write_tsv
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,11 @@ def _columns_of_runs(table: Table) -> np.ndarray:
     return total[runs.offsets[1:]] - total[runs.offsets[:-1]]
 
 
-def _cigar(table: Table) -> list[str]:
+def _cigar(table: Table) -> np.ndarray:
+    from . import bulk  # Numba
+
     runs = table.hits.runs
-    words = np.char.add(runs.lengths.astype(str), np.array(list(table.ops))[runs.ops])
-    return ["".join(words[lo:hi]) or "*" for lo, hi in zip(runs.offsets[:-1], runs.offsets[1:])]
+    return bulk.runs_text(runs.offsets, runs.ops, runs.lengths, table.ops)
 
 
 def _aligned(table: Table, query_side: bool) -> list[str]:
@@ -125,13 +126,21 @@ def traced(names: list[str]) -> bool:
     return any(COLUMNS[name].traced for name in names)
 
 
+def _as_text(values):
+    """Floats as the text write_tsv gives them (tables.fast_text), as fixed-width bytes
+    that formats/bulk.py's writer takes; any other values as they are."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        return np.array(fast_text(pd.Series(values)), dtype="S")
+    return values
+
+
 def write(path: str, table: Table, names: list[str]) -> None:
     """The named columns of the table (ids as strings or fixed-width bytes): integer and
     id columns by formats/bulk.py on all cores, any other table by write_tsv, the same
     bytes."""
     from . import bulk  # Numba: imported when a table is written
 
-    values = [COLUMNS[name].values(table) for name in names]
+    values = [_as_text(COLUMNS[name].values(table)) for name in names]
     arrays = [v for v in values if isinstance(v, np.ndarray)]
     buffers = bulk.table_bytes(names, arrays) if len(arrays) == len(values) else None
     if buffers is not None:
