@@ -138,6 +138,46 @@ struct Found {
     int score, i, j;
 };
 
+// Row i's cells h (columns col0 + 1 .., their largest row_max; column m's at_m where
+// has_m) against the best so far: forward local, the highest cell (ties to the smaller row,
+// then column); semi-global, column m's highest (the smaller row); global, column m of the
+// last row. REVERSE: the first cell reaching `target` (local) or column m's first reaching
+// it (semi-global), which it returns true for.
+template <int N>
+__device__ __forceinline__ bool track(const int (&h)[N], int row_max, int at_m, bool has_m,
+                                      int i, int col0, const Pair& p, int target,
+                                      Found& found)
+{
+#if REVERSE
+    if (p.local) {
+        if (row_max == target && (found.i == 0 || i < found.i)) {
+            int first = N;
+#pragma unroll
+            for (int t = N - 1; t >= 0; t--)
+                if (h[t] == target) first = t;
+            found = {target, i, col0 + first + 1};
+            return true;
+        }
+    } else if (has_m && at_m == target && (found.i == 0 || i < found.i)) {
+        found = {target, i, p.m};
+        return true;
+    }
+#else
+    if (p.local) {
+        if (row_max > found.score || (row_max == found.score && i < found.i)) {
+            int first = N;
+#pragma unroll
+            for (int t = N - 1; t >= 0; t--)
+                if (h[t] == row_max) first = t;
+            found = {row_max, i, col0 + first + 1};
+        }
+    } else if (has_m && (p.free_ends ? at_m > found.score : i == p.n)) {
+        found = {at_m, i, p.m};
+    }
+#endif
+    return false;
+}
+
 // One strip of columns j0 + 1 .. j0 + STRIP through rows 1 .. rows; LAST: it holds column
 // m. Returns the rows the next strip needs (REVERSE local: those above the cell found).
 template <bool LAST>
@@ -193,35 +233,52 @@ __device__ __forceinline__ int strip(const Pair& p, int j0, int rows, const int*
             for (int t = 0; t < STRIP; t++)
                 if (t == m_t) at_m = h[t];
         }
-#if REVERSE
-        if (p.local) {  // every cell: the first reaching the target score
-            if (row_max == target && (found.i == 0 || i < found.i)) {
-                int first = STRIP;
-#pragma unroll
-                for (int t = STRIP - 1; t >= 0; t--)
-                    if (h[t] == target) first = t;
-                found = {target, i, j0 + first + 1};
-                return i - 1;
-            }
-        } else if (LAST && at_m == target) {  // semi-global: column m only
-            found = {target, i, p.m};
-            return 0;
-        }
-#else
-        if (p.local) {
-            if (row_max > found.score || (row_max == found.score && i < found.i)) {
-                int first = STRIP;
-#pragma unroll
-                for (int t = STRIP - 1; t >= 0; t--)
-                    if (h[t] == row_max) first = t;
-                found = {row_max, i, j0 + first + 1};
-            }
-        } else if (LAST && (p.free_ends ? at_m > found.score : i == p.n)) {
-            found = {at_m, i, p.m};
-        }
-#endif
+        if (track(h, row_max, at_m, LAST, i, j0, p, target, found))
+            return p.local ? i - 1 : 0;  // REVERSE: later cells come after this one
     }
     return rows;
+}
+
+// Pair k of a launch: its letters and mode (REVERSE: up to its end), the score to reach
+// (REVERSE), the rows the pass needs, and the found cell's starting value.
+__device__ __forceinline__ Pair pair_of(int k, const unsigned char* codes,
+                                        const long long* offsets, const long long* pa,
+                                        const long long* pb, const int* score_in,
+                                        const int* qend_in, const int* tend_in, int local,
+                                        int free_ends, Costs c, int best_step, int& target,
+                                        int& rows, Found& found)
+{
+    const long long x = pa[k], y = pb[k];
+    Pair p = {codes + offsets[x], codes + offsets[y], (int)(offsets[x + 1] - offsets[x]),
+              (int)(offsets[y + 1] - offsets[y]), local, free_ends};
+#if REVERSE
+    target = score_in[k];
+    p.m = qend_in[k];
+    p.n = tend_in[k];
+    rows = reverse_rows(p.m, p.n, target, c, best_step);
+    found = {target, 0, 0};
+#else
+    target = 0;
+    rows = p.n;
+    found = {(local || !free_ends) ? 0 : NEG, 0, 0};
+#endif
+    return p;
+}
+
+// Pair k's result: score and 1-based ends, or (REVERSE) 1-based starts, where a
+// semi-global alignment no row of which reached the score holds no target letter (target
+// start 0).
+__device__ __forceinline__ void put(int k, const Pair& p, const Found& found, int* out_score,
+                                    int* out_q, int* out_t)
+{
+#if REVERSE
+    out_q[k] = found.i ? p.m - found.j + 1 : 1;
+    out_t[k] = found.i ? p.n - found.i + 1 : 0;
+#else
+    out_score[k] = found.score;
+    out_q[k] = found.j;
+    out_t[k] = found.i;
+#endif
 }
 
 // Arguments: codes and offsets of every sequence; per pair (k < npairs) its query and
@@ -243,21 +300,12 @@ extern "C" __global__ void align_pairs(
     load_table(s_subst, subst, letters);
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= npairs) return;
-    const long long x = pa[k], y = pb[k];
-    Pair p = {codes + offsets[x], codes + offsets[y], (int)(offsets[x + 1] - offsets[x]),
-              (int)(offsets[y + 1] - offsets[y]), local, free_ends};
-    int target = 0;
-#if REVERSE
-    target = score_in[k];
-    p.m = qend_in[k];
-    p.n = tend_in[k];
-    Found found = {target, 0, 0};
-#else
-    Found found = {(local || !free_ends) ? 0 : NEG, 0, 0};
-#endif
     const Costs c = {opening, extend};
+    int target, rows;
+    Found found;
+    const Pair p = pair_of(k, codes, offsets, pa, pb, score_in, qend_in, tend_in, local,
+                           free_ends, c, best_step, target, rows, found);
     const size_t stride = (size_t)npairs;
-    int rows = REVERSE ? reverse_rows(p.m, p.n, target, c, best_step) : p.n;
     int j0 = 0;
     for (; j0 + STRIP < p.m && rows > 0; j0 += STRIP)
         rows = strip<false>(p, j0, rows, s_subst, letters, c, bnd_h + k, bnd_e + k, stride,
@@ -265,16 +313,7 @@ extern "C" __global__ void align_pairs(
     if (rows > 0)
         strip<true>(p, j0, rows, s_subst, letters, c, bnd_h + k, bnd_e + k, stride, found,
                     target);
-#if REVERSE
-    // 1-based starts; a semi-global alignment no row of which reached the score holds no
-    // target letter: target start 0
-    out_q[k] = found.i ? p.m - found.j + 1 : 1;
-    out_t[k] = found.i ? p.n - found.i + 1 : 0;
-#else
-    out_score[k] = found.score;
-    out_q[k] = found.j;
-    out_t[k] = found.i;
-#endif
+    put(k, p, found, out_score, out_q, out_t);
 }
 
 
@@ -484,21 +523,11 @@ extern "C" __global__ void align_long(
     const int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     if (k >= npairs) return;  // the whole warp
-    const long long x = pa[k], y = pb[k];
-    Pair p = {codes + offsets[x], codes + offsets[y], (int)(offsets[x + 1] - offsets[x]),
-              (int)(offsets[y + 1] - offsets[y]), local, free_ends};
     const Costs c = {opening, extend};
-    int target = 0;
-#if REVERSE
-    target = score_in[k];
-    p.m = qend_in[k];
-    p.n = tend_in[k];
-    int rows = reverse_rows(p.m, p.n, target, c, best_step);
-    Found found = {target, 0, 0};
-#else
-    int rows = p.n;
-    Found found = {(local || !free_ends) ? 0 : NEG, 0, 0};
-#endif
+    int target, rows;
+    Found found;
+    const Pair p = pair_of(k, codes, offsets, pa, pb, score_in, qend_in, tend_in, local,
+                           free_ends, c, best_step, target, rows, found);
     int2* pair_edge = edge + (size_t)k * edge_rows;
     const bool floor_at_zero = !REVERSE && p.local;
     const int floor = floor_at_zero ? 0 : NEG;
@@ -555,32 +584,7 @@ extern "C" __global__ void align_long(
 #pragma unroll
             for (int t = 0; t < COLS; t++)
                 if (t == m_t) at_m = h[t];
-            const bool has_m = m_t >= 0 && m_t < COLS;
-#if REVERSE
-            if (p.local) {
-                if (row_max == target && (found.i == 0 || i < found.i)) {
-                    int first = COLS;
-#pragma unroll
-                    for (int t = COLS - 1; t >= 0; t--)
-                        if (h[t] == target) first = t;
-                    found = {target, i, c0 + first + 1};
-                }
-            } else if (has_m && at_m == target && (found.i == 0 || i < found.i)) {
-                found = {target, i, p.m};
-            }
-#else
-            if (p.local) {
-                if (row_max > found.score || (row_max == found.score && i < found.i)) {
-                    int first = COLS;
-#pragma unroll
-                    for (int t = COLS - 1; t >= 0; t--)
-                        if (h[t] == row_max) first = t;
-                    found = {row_max, i, c0 + first + 1};
-                }
-            } else if (has_m && (p.free_ends ? at_m > found.score : i == p.n)) {
-                found = {at_m, i, p.m};
-            }
-#endif
+            track(h, row_max, at_m, m_t >= 0 && m_t < COLS, i, c0, p, target, found);
         }
         __syncwarp();  // lane 31's edge before lane 0 reads it in the next tile
 #if REVERSE
@@ -590,15 +594,7 @@ extern "C" __global__ void align_long(
 #endif
     }
     found = warp_best(found);
-    if (lane) return;
-#if REVERSE
-    out_q[k] = found.i ? p.m - found.j + 1 : 1;
-    out_t[k] = found.i ? p.n - found.i + 1 : 0;
-#else
-    out_score[k] = found.score;
-    out_q[k] = found.j;
-    out_t[k] = found.i;
-#endif
+    if (lane == 0) put(k, p, found, out_score, out_q, out_t);
 }
 #endif
 

@@ -142,6 +142,14 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
         return outs
 
     results = one_thread_per_pair(seqs.lengths, d_pb, position, ROW_BYTES, max_batch, launch)
+    return _in_given_order(results, order, reverse)
+
+
+def _in_given_order(results, order, reverse):
+    """The kernel's outputs (for the pairs in `order`), checked written (REVERSE: the
+    starts), in the pairs' own order."""
+    import cupy
+
     for values in results[1:] if reverse else results:
         check_written(values == INT_POISON, values.size, "alignment results")
     out = [cupy.empty(len(order), cupy.int32) for _ in range(3)]
@@ -178,12 +186,7 @@ def _run_long(seqs: _Device, scheme, mode, pa, pb, reverse, inputs):
         kernel(((n + warps - 1) // warps,), (BLOCK,),
                (seqs.codes, seqs.offsets, pa[order[part]], pb[order[part]], np.int32(n), *ins,
                 *constants, edge, np.int64(edge_rows), *(a[part] for a in out)))
-    for values in out[1:] if reverse else out:
-        check_written(values == INT_POISON, values.size, "alignment results")
-    placed = [cupy.empty(len(order), cupy.int32) for _ in range(3)]
-    for target, values in zip(placed, out):
-        target[order] = values
-    return placed
+    return _in_given_order(out, order, reverse)
 
 
 def _run_all(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch, tuning,
