@@ -99,3 +99,16 @@ class ScoredAlignments(Alignments):
     """Traced alignments and each pair's score (int32)."""
 
     score: np.ndarray
+
+
+def window_runs(room, ops, lengths, counts):
+    """trace_windows' results from each window's runs at the start of its room (room: where
+    each window's space starts, and the end) and its counts (runs, matches, mismatches,
+    openings, score)."""
+    runs = counts[:, 0]
+    run_offsets = np.zeros(len(runs) + 1, np.int64)
+    np.cumsum(runs, out=run_offsets[1:])
+    keep = np.repeat(room[:-1], runs) + (np.arange(run_offsets[-1]) -
+                                          np.repeat(run_offsets[:-1], runs))
+    return (run_offsets, ops[keep], lengths[keep], counts[:, 1], counts[:, 2], counts[:, 3],
+            counts[:, 4])

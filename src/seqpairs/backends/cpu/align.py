@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..alignments import WINDOW_OPS
+from ..alignments import WINDOW_OPS, window_runs
 from .batch import chunk_size, pair_kernel, set_threads
 
 NEG = -(1 << 40)  # minus infinity: stays far below every score after any subtraction
@@ -319,16 +319,3 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
         set_threads(threads)
         _windows(codes, offsets, pa, pb, *coords, *_costs(scheme), room, ops, lengths, counts)
     return window_runs(room, ops, lengths, counts)
-
-
-def window_runs(room, ops, lengths, counts):
-    """trace_windows' results from each window's runs at the start of its room (room: where
-    each window's space starts, and the end) and its counts (runs, matches, mismatches,
-    openings, score)."""
-    runs = counts[:, 0]
-    run_offsets = np.zeros(len(runs) + 1, np.int64)
-    np.cumsum(runs, out=run_offsets[1:])
-    keep = np.repeat(room[:-1], runs) + (np.arange(run_offsets[-1]) -
-                                          np.repeat(run_offsets[:-1], runs))
-    return (run_offsets, ops[keep], lengths[keep], counts[:, 1], counts[:, 2], counts[:, 3],
-            counts[:, 4])

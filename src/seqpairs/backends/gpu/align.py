@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from ...errors import UserError
+from ..alignments import window_runs
 from .kernels import BLOCK, VARIANTS
 from .launch import (
     INT_POISON,
@@ -269,8 +270,6 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
     """The contract's trace_windows on the GPU (align.cu's align_trace, a thread a window):
     the same runs and counts as backends/cpu/align.py's, as host arrays."""
     import cupy
-
-    from ..cpu.align import window_runs
 
     seqs = _sequences(codes, offsets)
     pa, pb, _ = device_pairs(pa, pb)
