@@ -45,26 +45,61 @@ def test_fit_of_skewed_and_constant_rows():
         np.testing.assert_allclose((mu[k], beta[k]), stats.gumbel_r.fit(row), rtol=1e-10)
 
 
-def test_pvalue_is_the_karlin_altschul_formula_at_s_minus_half():
+def test_pvalue_is_the_karlin_altschul_formula_at_the_score():
     mu, beta, m, n = 38.2, 3.6, 400, 350
     lam, k = gumbel.karlin(mu, beta, m, n)
     assert lam == 1 / beta
     np.testing.assert_allclose(k * m * n, np.exp(mu / beta), rtol=1e-14)
     scores = np.array([0, 20, 38, 39, 60, 120, 400, 2500])
-    direct = 1 - np.exp(-k * m * n * np.exp(-lam * (scores - 0.5)))
+    direct = 1 - np.exp(-k * m * n * np.exp(-lam * scores))
     p = gumbel.pvalue(scores, mu, beta)
     np.testing.assert_allclose(p[:5], direct[:5], rtol=1e-12)
-    np.testing.assert_allclose(p, stats.gumbel_r.sf(scores - 0.5, mu, beta), rtol=1e-12)
+    np.testing.assert_allclose(p, stats.gumbel_r.sf(scores, mu, beta), rtol=1e-12)
     assert 0 < p[-1] < 1e-290  # no cancellation to 0 in the far tail (1 - exp(-t) ~ t)
 
 
-def test_continuity_correction_is_exact_for_rounded_gumbel_scores():
-    # S = round(X), X continuous Gumbel: P(S >= s) = P(X >= s - 1/2) exactly.
-    mu, beta = 10.0, 2.0
-    s = np.arange(0, 30)
-    pmf_sum = [stats.gumbel_r.cdf(np.arange(k, 200) + 0.5, mu, beta).sum()
-               - stats.gumbel_r.cdf(np.arange(k, 200) - 0.5, mu, beta).sum() for k in s]
-    np.testing.assert_allclose(gumbel.pvalue(s, mu, beta), pmf_sum, rtol=1e-9)
+def test_pvalue_is_the_mid_p_value_of_rounded_gumbel_scores():
+    # S = round(X), X continuous Gumbel: the survival at s is P(S > s) + P(S = s) / 2 to
+    # second order in 1/beta (the midpoint against the trapezoid rule)
+    mu, beta = 30.0, 4.0
+    s = np.arange(10, 70)
+    above = stats.gumbel_r.sf(s + 0.5, mu, beta)  # P(S > s)
+    at = stats.gumbel_r.sf(s - 0.5, mu, beta) - above  # P(S = s)
+    np.testing.assert_allclose(gumbel.pvalue(s, mu, beta), above + at / 2, rtol=0.02)
+
+
+@pytest.mark.parametrize("kind", ["dna", "protein"])
+def test_pvalues_of_unrelated_pairs_are_uniform(kind):
+    """400 random pairs (DNA: psse's default scores; protein: BLOSUM62, letters drawn from
+    its background), 200 shuffles each on the CPU engine: the p-values are uniform (KS), and
+    as many fall at or below 0.05 as a binomial allows. The same fits evaluated at score -
+    1/2 (P(S >= s), which integer ties make too large) fail it: the test can see that."""
+    rng = np.random.default_rng(3 if kind == "dna" else 4)
+    scheme = (LocalScheme.dna(2, -3, 5, 2) if kind == "dna" else  # psse's defaults
+              LocalScheme.from_matrix("BLOSUM62", 11, 1))
+    letters, weights = (4, None) if kind == "dna" else (20, BLOSUM62_BACKGROUND)
+    pairs = 400
+
+    def draw():
+        return rng.choice(letters, int(rng.integers(150, 250)), p=weights).astype(np.uint8)
+
+    queries, targets = [draw() for _ in range(pairs)], [draw() for _ in range(pairs)]
+    real, shuffled = cpu_local.local_scores(scheme, queries, targets, np.arange(pairs), 200, 7)
+    mu, beta = gumbel.fit(shuffled)
+    p = gumbel.pvalue(real, mu, beta)
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+    low = stats.binom(pairs, 0.05)
+    assert low.ppf(0.001) <= (p <= 0.05).sum() <= low.ppf(0.999)
+    assert stats.kstest(gumbel.sf(real - 0.5, mu, beta), "uniform").pvalue < 0.01
+
+
+# Robinson and Robinson's amino-acid frequencies, BLOSUM62's background in BLAST, in
+# AMINO_ACIDS' order
+BLOSUM62_BACKGROUND = np.array([0.07805, 0.05129, 0.04487, 0.05364, 0.01925, 0.04264,
+                                0.06295, 0.07377, 0.02199, 0.05142, 0.09019, 0.05744,
+                                0.02243, 0.03856, 0.05203, 0.07120, 0.05841, 0.01330,
+                                0.03216, 0.06441])
+BLOSUM62_BACKGROUND /= BLOSUM62_BACKGROUND.sum()
 
 
 def test_log10_pvalue_against_mpmath():
@@ -74,7 +109,7 @@ def test_log10_pvalue_against_mpmath():
     scores = np.array([0, 20, 38, 39, 60, 120, 147, 148, 400, 2500, 10**5])
     got = gumbel.log10_pvalue(scores, mu, beta)
     for s, g in zip(scores, got):
-        t = mpmath.exp(-(mpmath.mpf(int(s)) - mpmath.mpf("0.5") - mu) / beta)
+        t = mpmath.exp(-(mpmath.mpf(int(s)) - mu) / beta)
         assert g == pytest.approx(float(mpmath.log10(-mpmath.expm1(-t))), rel=1e-12, abs=1e-14)
     assert got[-1] < -11000  # where pvalue is 0
     finite = gumbel.pvalue(scores, mu, beta) > 0
@@ -241,7 +276,7 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     np.testing.assert_allclose(table["K"], np.exp(mu / beta) / (table["m"] * table["n"]),
                                rtol=1e-12)
     kmn = table["K"] * table["m"] * table["n"]  # 1 - exp(-x) as -expm1(-x): p is tiny here
-    p = -np.expm1(-kmn * np.exp(-table["lambda"] * (table["score"] - 0.5)))
+    p = -np.expm1(-kmn * np.exp(-table["lambda"] * table["score"]))
     np.testing.assert_allclose(table["pvalue"], p, rtol=1e-9)
     np.testing.assert_allclose(table["log10_pvalue"], np.log10(p), rtol=1e-9)
     np.testing.assert_allclose(table["evalue"], table["pvalue"] * len(table), rtol=1e-15)

@@ -13,9 +13,12 @@ f'(beta) = 1 + Var_w(y) / beta^2 > 0: one root, in (0, -min y] (the weighted mea
 lies between min y and 0). Newton's method from the moment estimate, with bisection
 whenever a step leaves the bracket, solves it for many pairs at once.
 
-Scores are integers, so the continuous fit stands for P(S = k) ~ F(k + 1/2) - F(k - 1/2)
-and the p-value of a real score s is P(S >= s) = 1 - F(s - 1/2): the continuity
-correction evaluates the fitted survival function at s - 1/2.
+Scores are integers, so the continuous fit stands for P(S = k) ~ F(k + 1/2) - F(k - 1/2).
+The p-value of a real score s is the fitted survival function at s itself, 1 - F(s), as
+ssearch36 and BLAST evaluate theirs: under that model it is the mid-p value P(S > s) +
+P(S = s) / 2 to second order, which is uniform when the pair is unrelated. P(S >= s) =
+1 - F(s - 1/2) is not: integer scores tie, so it is too large on the whole (on 400 random
+DNA pairs its median was 0.61 and 2% fell at or below 0.05; tests/test_psse.py).
 """
 from __future__ import annotations
 
@@ -89,17 +92,18 @@ def sf(x, mu, beta):
 
 
 def pvalue(score, mu, beta):
-    """P(S >= score) for an integer score: the fitted survival function at score - 1/2."""
-    return sf(np.asarray(score, dtype=np.float64) - 0.5, mu, beta)
+    """The p-value of an integer score: the fitted survival function at the score (the
+    module doc says why)."""
+    return sf(score, mu, beta)
 
 
 def log10_pvalue(score, mu, beta):
     """log10 of pvalue(score, mu, beta), finite where the p-value itself underflows to 0.
 
-    log P = log(1 - exp(-t)) with t = e^(-z), z = (score - 1/2 - mu)/beta; for z > 30 (t <
-    1e-13) it is log t + log((1 - e^(-t))/t) = -z - t/2 + O(t^2).
+    log P = log(1 - exp(-t)) with t = e^(-z), z = (score - mu)/beta; for z > 30 (t < 1e-13)
+    it is log t + log((1 - e^(-t))/t) = -z - t/2 + O(t^2).
     """
-    z = (np.asarray(score, dtype=np.float64) - 0.5 - mu) / beta
+    z = (np.asarray(score, dtype=np.float64) - mu) / beta
     with np.errstate(over="ignore", divide="ignore"):  # t = inf is fine; the branch not
         t = np.exp(-z)                                 # taken may meet log(0)
         log_p = np.where(z > 30, -z - t / 2, np.log(-np.expm1(-t)))

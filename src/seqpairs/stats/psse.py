@@ -12,8 +12,8 @@ p-value of the real score. Output, one row per input pair in the input order:
   mu, beta       the fitted Gumbel location and scale (NaN, like every value that depends
                  on them, when every shuffle scored alike)
   lambda, K      Karlin-Altschul form: lambda = 1/beta, K = exp(lambda mu)/(m n)
-  pvalue         P(S >= score) = 1 - exp(-K m n e^(-lambda (score - 1/2))) (continuity
-                 correction for integer scores, see gumbel.py)
+  pvalue         1 - exp(-K m n e^(-lambda score)), the fit's survival at the score (for
+                 integer scores the mid-p value, uniform under the null: gumbel.py)
   log10_pvalue   its log10, finite where pvalue underflows to 0 (below ~1e-308: related
                  amplicons of some hundred bp get there)
   evalue         pvalue times the number of pairs tested (rows of --pairs)
