@@ -2,7 +2,8 @@
 
 - histograms.png: for a few pairs, the histogram of the shuffled scores, the fitted
   Gumbel as expected counts per integer score, F(k + 1/2) - F(k - 1/2) times the number
-  of shuffles (the same continuity correction as the p-values), and the real score.
+  of shuffles (integer k standing for [k - 1/2, k + 1/2), as in stats/gumbel.py), and the
+  real score.
 - qq.png: every shuffled score's p-value under its own pair's fit, pooled over all fitted
   pairs, against the uniform distribution (-log10 scale, so the tail that matters shows).
   Scores are integers, so each p-value is drawn uniformly between P(S > k) and P(S >= k)
