@@ -38,6 +38,18 @@ def test_fit_of_a_row_does_not_depend_on_the_others():
         assert (alone[0][0], alone[1][0]) == (mu[k], beta[k])
 
 
+@pytest.mark.parametrize("loc, scale, size", [(40.0, 3.7, 1000), (5.0, 0.75, 200)])
+def test_moments_fit_equals_scipys(loc, scale, size):
+    rng = np.random.default_rng(int(scale * 10))
+    x = np.round(stats.gumbel_r.rvs(loc=loc, scale=scale, size=(20, size), random_state=rng))
+    mu, beta = gumbel.fit_moments(x)
+    ref = np.array([stats.gumbel_r.fit(row, method="MM") for row in x])
+    np.testing.assert_allclose(mu, ref[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(beta, ref[:, 1], rtol=1e-6)
+    mu, beta = gumbel.fit_moments(np.array([[3, 3, 3], [1, 2, 3]]))
+    assert np.isnan(mu[0]) and np.isnan(beta[0]) and not np.isnan(beta[1])
+
+
 def test_fit_of_skewed_and_constant_rows():
     mu, beta = gumbel.fit(np.array([[3, 3, 3, 3], [1, 2, 2, 2], [0, 0, 0, 100]]))
     assert np.isnan(mu[0]) and np.isnan(beta[0])  # no spread, no fit
@@ -236,6 +248,27 @@ def psse(cli, *args):
     code, _, err = cli("-q", "psse", "--backend", "cpu", "--shuffles", "200", *args)
     assert code == 0, err
     return code
+
+
+def test_cli_fits_by_moments_when_asked(tmp_path, cli, dna):
+    fasta, kept, seqs = dna
+    tables = {}
+    for fit in ("ml", "moments"):
+        psse(cli, "-i", fasta, "--pairs", kept, "-o", tmp_path / f"{fit}.tsv", "--seed", 5,
+             "--fit", fit)
+        tables[fit] = pd.read_csv(tmp_path / f"{fit}.tsv", sep="\t")
+    assert tables["ml"]["score"].equals(tables["moments"]["score"])
+    scheme = scoring.get(options.DEFAULT_LOCAL_SCHEME["dna"])
+    index = {f"r{k}": k for k in range(len(seqs))}
+    codes = [scheme.encode(s, "x") for s in seqs]
+    q, t = tables["ml"]["query"].map(index), tables["ml"]["target"].map(index)
+    _, shuffled = cpu_local.local_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
+                                         np.arange(len(q)), 200, 5)
+    for fit, table in tables.items():
+        mu, beta = gumbel.FITS[fit](shuffled)
+        np.testing.assert_array_equal(table["mu"], mu)
+        np.testing.assert_array_equal(table["beta"], beta)
+    assert not np.array_equal(tables["ml"]["beta"], tables["moments"]["beta"])
 
 
 def parasail_score(a: str, b: str, scheme: LocalScheme, matrix) -> int:

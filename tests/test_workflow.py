@@ -787,6 +787,15 @@ def test_psse_runs_as_mpi_ranks_like_distance(run):
     assert dry_run_with(run, with_override(TINY, "tiny.psse", "psse", tasks=2)) == []
 
 
+def test_a_dataset_picks_its_psse_fit(run):
+    proc = dry_run_proc(run, with_override(TINY, "tiny.psse", "psse", fit="moments"),
+                        "results/psse/tiny.psse/psse.tsv", "--printshellcmds", "--forcerun",
+                        "psse")
+    output = proc.stdout + proc.stderr
+    assert re.search(rf"{SEQPAIRS} psse -i results/ingest/tiny\.psse/unique\.fasta .*"
+                     r"--fit moments", output), output
+
+
 def test_report_shows_the_psse_plots(run, tmp_path):
     import json
     import zipfile

@@ -412,6 +412,7 @@ def psse_options(wildcards):
         **LOCAL_SCORES[alphabet],
         "shuffles": "--shuffles",
         "seed": "--seed",
+        "fit": "--fit",
         "alpha": "--alpha",
     }
     return stage_options("psse", flags, fixed=["--alphabet", alphabet])(wildcards)

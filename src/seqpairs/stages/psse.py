@@ -13,6 +13,7 @@ from ..formats.atomic import atomic_open
 from ..formats.fasta import read_coded
 from ..formats.tables import read_pair_list
 from ..report import psse_figures
+from ..stats import gumbel
 from ..stats.psse import COLUMNS, score_and_fit, significance
 from .options import (
     MAX_SEED,
@@ -39,7 +40,7 @@ def run(args) -> None:
     backend = backends.select(args.backend, executor.device)
     mine, real, shuffled, mu, beta = score_and_fit(
         backend, scheme, codes, index, args.shuffles, args.seed, args.threads,
-        work=executor.pull(m * n), eta=executor.size == 1)
+        work=executor.pull(m * n), eta=executor.size == 1, fit=args.fit)
     if not args.plots:
         shuffled = shuffled[:, :0]  # only the plots need them on rank 0
     gathered = executor.gather(mine, (real, mu, beta, shuffled))
@@ -74,6 +75,9 @@ def register(sub) -> None:
                    help=f"shuffled targets per pair, 2 to {MAX_SHUFFLES:,} (default 1000)")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0,
                    help="seed of the shuffles, 0 to 2**64 - 1 (default 0)")
+    p.add_argument("--fit", choices=tuple(gumbel.FITS), default="ml",
+                   help="how the shuffled scores' Gumbel is fitted: ml (maximum likelihood, "
+                   "default) or moments (mean and variance)")
     p.add_argument("--alpha", type=fraction, default=0.05,
                    help="`significant` is pvalue <= alpha (default 0.05)")
     p.add_argument("--backend", choices=backends.NAMES, default="auto")

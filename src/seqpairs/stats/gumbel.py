@@ -79,6 +79,22 @@ def fit(samples: np.ndarray, tol: float = 1e-13, max_iter: int = 100):
     return mu, beta
 
 
+def fit_moments(samples):
+    """(mu, beta) of each row of `samples` by the method of moments, as SciPy's
+    gumbel_r.fit(method="MM"): beta = sqrt(6 var) / pi (var with 1/n), mu = mean - gamma
+    beta (gamma: Euler's constant); NaN where a row has no spread."""
+    x = np.atleast_2d(np.asarray(samples, dtype=np.float64))
+    beta = np.sqrt(6 * x.var(axis=1)) / np.pi
+    mu = x.mean(axis=1) - np.euler_gamma * beta
+    none = ~(x.max(axis=1, initial=-np.inf) > x.min(axis=1, initial=np.inf))
+    mu[none], beta[none] = np.nan, np.nan
+    return mu, beta
+
+
+# psse's --fit: how the shuffled scores' Gumbel is fitted
+FITS = {"ml": fit, "moments": fit_moments}
+
+
 def karlin(mu, beta, m, n):
     """(lambda, K) of a fit for sequence lengths m and n: lambda = 1/beta, K = e^(lambda mu)/(mn)."""
     lam = 1.0 / np.asarray(beta, dtype=np.float64)

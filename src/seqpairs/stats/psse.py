@@ -3,8 +3,8 @@
 Agrawal and Huang's PSSE: for each pair (query, target) the Smith-Waterman score of the
 real pair and of `--shuffles` pairs with the target shuffled (same letters, other order)
 come from a backend's local_scores (backends/cpu/local.py, backends/gpu/local.py). A Gumbel
-distribution fitted to the shuffled scores by maximum likelihood (gumbel.py) gives the
-p-value of the real score. Output, one row per input pair in the input order:
+distribution fitted to the shuffled scores (gumbel.py: maximum likelihood, or --fit
+moments) gives the p-value of the real score. Output, one row per input pair in the input order:
 
   query, target  the pair, as in --pairs (the filter's kept.tsv works as is)
   score          the real pair's local alignment score
@@ -44,11 +44,12 @@ COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "p
 
 
 def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed: int,
-                  threads=None, work=None, eta=True):
+                  threads=None, work=None, eta=True, fit="ml"):
     """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
     (query, target rows into codes; pair k's RNG key is k, its row in --pairs) on
     `backend`. `work`: the pairs to score, as lists of rows (an executor's share; default:
-    every pair). Returns (rows, real, shuffled, mu, beta), rows in the order scored.
+    every pair); `fit`: gumbel.FITS' name. Returns (rows, real, shuffled, mu, beta), rows in
+    the order scored.
     Progress counts the cells against all pairs'; eta=False (one of several workers):
     without a time left."""
     lengths = np.array([len(c) for c in codes], dtype=np.float64)
@@ -72,7 +73,7 @@ def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed
     else:
         rows = np.empty(0, dtype=np.int64)
         real, shuffled = backend.local_scores(scheme, [], [], rows, shuffles, seed, threads)
-    mu, beta = gumbel.fit(shuffled)
+    mu, beta = gumbel.FITS[fit](shuffled)
     return rows, real, shuffled, mu, beta
 
 
