@@ -46,9 +46,9 @@ def write(tmp_path, text, name="s.fa"):
 def test_taken_files_read_as_biopython_reads_them(tmp_path, case, chunks):
     path = write(tmp_path, TAKEN[case])
     ids, codes, offsets = read_coded_set(path, DNA)
-    got = bulk.read_fasta(path, DNA.alphabet, chunks=chunks)
+    got = bulk.read_fastas([path], DNA.alphabet, chunks=chunks)
     assert got is not None
-    names, got_codes, got_offsets = got
+    (names,), got_codes, got_offsets = got
     assert names.astype(str).tolist() == list(ids)
     assert np.array_equal(got_codes, codes) and np.array_equal(got_offsets, offsets)
 
@@ -65,7 +65,7 @@ def test_random_protein_file_at_every_chunking(tmp_path):
     path = write(tmp_path, "".join(records))
     ids, codes, offsets = read_coded_set(path, PROTEIN)
     for chunks in (1, 7, 1000, 10 ** 6):  # a chunk per byte, too
-        names, got_codes, got_offsets = bulk.read_fasta(path, PROTEIN.alphabet, chunks)
+        (names,), got_codes, got_offsets = bulk.read_fastas([path], PROTEIN.alphabet, chunks)
         assert names.astype(str).tolist() == list(ids)
         assert np.array_equal(got_codes, codes) and np.array_equal(got_offsets, offsets)
 
@@ -73,7 +73,7 @@ def test_random_protein_file_at_every_chunking(tmp_path):
 @pytest.mark.parametrize("case", list(DECLINED))
 def test_other_files_are_declined_and_read_or_refused_by_biopython(tmp_path, case):
     path = write(tmp_path, DECLINED[case])
-    assert bulk.read_fasta(path, DNA.alphabet) is None
+    assert bulk.read_fastas([path], DNA.alphabet) is None
     try:
         ids, codes, offsets = read_coded_set(path, DNA)
     except UserError as error:
@@ -88,7 +88,7 @@ def test_other_files_are_declined_and_read_or_refused_by_biopython(tmp_path, cas
 
 def test_missing_and_empty_files_get_biopythons_error(tmp_path):
     for path in (str(tmp_path / "none.fa"), write(tmp_path, "", "empty.fa")):
-        assert bulk.read_fasta(path, DNA.alphabet) is None
+        assert bulk.read_fastas([path], DNA.alphabet) is None
         with pytest.raises(UserError):
             read_coded_files([path], DNA)
 

@@ -86,7 +86,7 @@ def _scan(buf, starts, table, size, id_end, seq_start, lengths):
 
 
 @njit(parallel=True, cache=True)
-def _copy(buf, starts, seq_start, table, offsets, codes, id_start, id_end, width, names):
+def _copy(buf, starts, seq_start, table, offsets, codes, id_end, width, names):
     n = len(starts)
     for r in prange(n):
         stop = starts[r + 1] if r + 1 < n else len(buf)
@@ -95,8 +95,8 @@ def _copy(buf, starts, seq_start, table, offsets, codes, id_start, id_end, width
             if buf[y] != NEWLINE:
                 codes[o] = table[buf[y]]
                 o += 1
-        for z in range(id_end[r] - id_start[r]):
-            names[r * width + z] = buf[id_start[r] + z]
+        for z in range(id_end[r] - starts[r] - 1):  # the id follows the '>'
+            names[r * width + z] = buf[starts[r] + 1 + z]
 
 
 def _letters_table(alphabet: str) -> np.ndarray:
@@ -187,19 +187,13 @@ def read_fastas(paths: list[str], alphabet: str, chunks: int = 256):
         width = int((one.id_end - one.starts - 1).max())
         text = np.zeros(n * width, np.uint8)
         _copy(one.buf, one.starts, one.seq_start, table, offsets[first:], codes,
-              one.starts + 1, one.id_end, width, text)
+              one.id_end, width, text)
         first += n
         ids = text.view(f"S{width}")
         if not _unique(ids):  # Biopython's path names the first duplicate
             return None
         names.append(ids)
     return names, codes, offsets
-
-
-def read_fasta(path: str, alphabet: str, chunks: int = 256):
-    """(ids as a fixed-width bytes array, codes, offsets) of one file (read_fastas)."""
-    read = read_fastas([path], alphabet, chunks)
-    return None if read is None else (read[0][0], read[1], read[2])
 
 
 @njit(inline="always")
@@ -211,6 +205,23 @@ def _width(v):
         v //= 10
         width += 1
     return width
+
+
+@njit(inline="always")
+def _put_int(out, o, v):
+    """str(v) into out from o; returns where it ends."""
+    width = _width(v)
+    if v < 0:
+        out[o] = 45
+        v = -v
+    last = o + width - 1  # digits from the last one back
+    while True:
+        out[last] = 48 + v % 10
+        v //= 10
+        last -= 1
+        if v == 0:
+            break
+    return o + width
 
 
 @njit(parallel=True, cache=True)
@@ -255,19 +266,7 @@ def _write_rows(is_text, index, ints, text, text_start, text_lengths, row_offset
                     out[o + z] = text[r, text_start[k] + z]
                 o += text_lengths[k, r]
             else:
-                v = ints[k, r]
-                width = _width(v)
-                if v < 0:
-                    out[o] = 45
-                    v = -v
-                last = o + width - 1  # digits from the last one back
-                while True:
-                    out[last] = 48 + v % 10
-                    v //= 10
-                    last -= 1
-                    if v == 0:
-                        break
-                o += width
+                o = _put_int(out, o, ints[k, r])
         out[o] = NEWLINE
 
 
@@ -287,17 +286,9 @@ def _runs_write(run_offsets, ops, lengths, letters, text):
         if run_offsets[k] == run_offsets[k + 1]:
             text[k, 0] = 42
         for r in range(run_offsets[k], run_offsets[k + 1]):
-            v = lengths[r]
-            width = _width(v)
-            last = o + width - 1
-            while True:
-                text[k, last] = 48 + v % 10
-                v //= 10
-                last -= 1
-                if v == 0:
-                    break
-            text[k, o + width] = letters[ops[r]]
-            o += width + 1
+            o = _put_int(text[k], o, lengths[r])
+            text[k, o] = letters[ops[r]]
+            o += 1
 
 
 def runs_text(run_offsets: np.ndarray, ops: np.ndarray, lengths: np.ndarray,

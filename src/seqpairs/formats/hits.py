@@ -134,6 +134,13 @@ def _as_text(values):
     return values
 
 
+def _as_strings(values):
+    """Fixed-width bytes as strings (write_tsv's path); any other values as they are."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "S":
+        return values.astype(str).astype(object)
+    return values
+
+
 def write(path: str, table: Table, names: list[str]) -> None:
     """The named columns of the table (ids as strings or fixed-width bytes): integer and
     id columns by formats/bulk.py on all cores, any other table by write_tsv, the same
@@ -148,6 +155,4 @@ def write(path: str, table: Table, names: list[str]) -> None:
             for buffer in buffers:
                 fh.write(buffer)
         return
-    write_tsv(path, pd.DataFrame({
-        name: v.astype(str).astype(object) if getattr(v, "dtype", None) is not None and
-        v.dtype.kind == "S" else v for name, v in zip(names, values)}))
+    write_tsv(path, pd.DataFrame({name: _as_strings(v) for name, v in zip(names, values)}))

@@ -2,15 +2,14 @@
 thread per pair: the same results as backends/cpu/align.py's ends and starts.
 
 Few pairs, and long ones, take a warp each (align.cu's align_long; _run_all says which).
-Otherwise local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) run two
-pairs a thread in the halves of each word (align.cu's align_local_pairs; alphabets of more than 4
-letters with a per-thread profile in shared memory); the rest one pair a thread in 32
-bits. Pairs run with the most strips
-of columns first, then the most rows, then the most columns (the query's and the
-target's letters; in the reverse pass those up to the end), so that the threads of a warp
-walk as many strips and about as many rows; results go back to the order given. Alphabets
-of up to 4 letters with int8 scores pick a column's score with a byte permute (WORD),
-others look it up in a shared table.
+Otherwise local passes (forward and reverse) whose scores fit 16 bits (fits_16_bits) run
+two pairs a thread in the halves of each word (align.cu's align_local_pairs; alphabets of
+more than 4 letters with a per-thread profile in shared memory); the rest one pair a thread
+in 32 bits. Pairs run with the most strips of columns first, then the most rows, then the
+most columns (the query's and the target's letters; in the reverse pass those up to the
+end), so that the threads of a warp walk as many strips and about as many rows; results go
+back to the order given. Alphabets of up to 4 letters with int8 scores pick a column's
+score with a byte permute (WORD), others look it up in a shared table.
 """
 from __future__ import annotations
 
@@ -50,9 +49,10 @@ def fits_16_bits(scheme, m: int, n: int) -> bool:
     return int(scheme.max_score(m, n)) <= 32767 and opening + scheme.gap_extend + 128 <= 32767
 
 
-def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0):
+def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0, warp: bool = False):
     """The kernel variant for the scheme's alphabet and scores, the mode and the longest
-    query and target (two local pairs a thread where 16 bits hold them)."""
+    query and target (two local pairs a thread where 16 bits hold them); `warp`: a warp a
+    pair (align_long)."""
     matrix = scheme.matrix()
     letters = len(scheme.alphabet)
     if (letters + 1) * letters > TABLE_ENTRIES:
@@ -61,7 +61,9 @@ def variant(scheme, reverse: bool, mode=None, m: int = 0, n: int = 0):
     int8 = matrix.min() >= -128 and matrix.max() <= 127
     word = letters <= WORD_LETTERS and int8
     two = int8 and mode is not None and mode.local and fits_16_bits(scheme, m, n)
-    layout = ("pairs" if word else "pairs_profile") if two else "word" if word else "table"
+    fetch = "word" if word else "table"
+    layout = f"long_{fetch}" if warp else ("pairs" if word else "pairs_profile") if two \
+        else fetch
     return VARIANTS[f"align_{'starts' if reverse else 'ends'}_{layout}"]
 
 
@@ -92,6 +94,23 @@ def _sequences(codes, offsets) -> _Device:
     return seqs
 
 
+def _scores(scheme):
+    """align.cu's scoring arguments: the substitution table on the device ([query
+    letter][target letter], int32), its letters, the opening and extending costs."""
+    import cupy
+
+    return (cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel()),
+            np.int32(len(scheme.alphabet)), np.int32(scheme.gap_open + scheme.gap_extend),
+            np.int32(scheme.gap_extend))
+
+
+def _constants(scheme, mode):
+    """_scores, then the mode (local, free target ends) and the largest substitution
+    score (at least 0)."""
+    return (*_scores(scheme), np.int32(mode.local), np.int32(mode.free_target_ends),
+            np.int32(max(int(scheme.matrix().max()), 0)))
+
+
 def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, tuning=None):
     """align.cu over the pairs (device arrays), the largest first (module doc); returns
     three int32 device arrays in the pairs' order (REVERSE: the first unused)."""
@@ -111,14 +130,10 @@ def _run(seqs: _Device, scheme, mode, pa, pb, reverse, inputs, max_batch=None, t
     if two and not chosen.defines["WORD"]:
         profiles = BLOCK * (2 * len(scheme.alphabet) * chosen.defines["STRIP"] // 16 + 1) * 16
         kernel.max_dynamic_shared_size_bytes = profiles
-    d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
     d_inputs = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
     d_pa, d_pb = pa[order], pb[order]
     position = cupy.arange(len(order), dtype=cupy.int64)
-    constants = (d_subst, np.int32(len(scheme.alphabet)),
-                 np.int32(scheme.gap_open + scheme.gap_extend), np.int32(scheme.gap_extend),
-                 np.int32(mode.local), np.int32(mode.free_target_ends),
-                 np.int32(max(int(scheme.matrix().max()), 0)))
+    constants = _constants(scheme, mode)
 
     # rows are target letters: one_thread_per_pair sizes the edge buffer by its first
     # index array's lengths, so it gets the targets first
@@ -163,20 +178,13 @@ def _run_long(seqs: _Device, scheme, mode, pa, pb, reverse, inputs):
     """align.cu's align_long (a warp a pair) over the pairs, as _run."""
     import cupy
 
-    matrix = scheme.matrix()
-    word = len(scheme.alphabet) <= WORD_LETTERS and matrix.min() >= -128 and matrix.max() <= 127
-    chosen = VARIANTS[f"align_{'starts' if reverse else 'ends'}_long_{'word' if word else 'table'}"]
-    kernel = chosen.function_handle()
+    kernel = variant(scheme, reverse, warp=True).function_handle()
     rows, columns = (inputs[2], inputs[1]) if reverse else (seqs.lengths[pb], seqs.lengths[pa])
     order = cupy.argsort(-(rows.astype(cupy.int64) * columns))  # the longest first
     edge_rows = int(rows.max()) + 1
     given = [cupy.ascontiguousarray(a[order], dtype=cupy.int32) for a in inputs]
     out = [cupy.full(len(order), INT_POISON, dtype=cupy.int32) for _ in range(3)]
-    d_subst = cupy.asarray(np.ascontiguousarray(matrix, dtype=np.int32).ravel())
-    constants = (d_subst, np.int32(len(scheme.alphabet)),
-                 np.int32(scheme.gap_open + scheme.gap_extend), np.int32(scheme.gap_extend),
-                 np.int32(mode.local), np.int32(mode.free_target_ends),
-                 np.int32(max(int(matrix.max()), 0)))
+    constants = _constants(scheme, mode)
     step = max(1, free_bytes() // 2 // (edge_rows * 8))  # pairs whose edges fit a launch
     warps = BLOCK // 32
     for lo in range(0, len(order), step):
@@ -285,12 +293,10 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
     ops, lengths = cupy.empty(total, cupy.uint8), cupy.empty(total, cupy.int32)
     counts = cupy.full((len(pa), 5), INT_POISON, cupy.int64)
     if len(pa):
-        d_subst = cupy.asarray(np.ascontiguousarray(scheme.matrix(), dtype=np.int32).ravel())
         kernel = VARIANTS["align_trace"].function_handle()
         kernel(((len(pa) + BLOCK - 1) // BLOCK,), (BLOCK,),
-               (seqs.codes, seqs.offsets, pa, pb, np.int32(len(pa)), *coords, d_subst,
-                np.int32(len(scheme.alphabet)), np.int32(scheme.gap_open + scheme.gap_extend),
-                np.int32(scheme.gap_extend), moves_at,
+               (seqs.codes, seqs.offsets, pa, pb, np.int32(len(pa)), *coords,
+                *_scores(scheme), moves_at,
                 cupy.empty(int(moves_at[-1]), cupy.uint8),
                 cupy.empty(2 * columns * len(pa), cupy.int32), np.int32(columns), room, ops,
                 lengths, counts))
