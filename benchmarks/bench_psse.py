@@ -50,6 +50,11 @@ def related_pairs(rng, letters: int, pairs: int, length: int):
     return list(queries), list(targets)
 
 
+def each(count: int):
+    """local_scores' pairs and target keys for pair k = (query k, target k)."""
+    return np.column_stack([np.arange(count)] * 2), np.arange(count)
+
+
 def timed(call, repeats: int) -> float:
     best = np.inf
     for _ in range(repeats):
@@ -64,9 +69,8 @@ def cells(queries, targets, shuffles: int) -> float:
 
 
 def check(scheme, queries, targets) -> None:
-    keys = np.arange(len(queries))
-    want = cpu_local.local_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
-    got = gpu_local.local_scores(scheme, queries, targets, keys, CHECK_SHUFFLES, 1)
+    want = cpu_local.local_scores(scheme, queries, targets, *each(len(queries)), CHECK_SHUFFLES, 1)
+    got = gpu_local.local_scores(scheme, queries, targets, *each(len(queries)), CHECK_SHUFFLES, 1)
     if not all(np.array_equal(g, w) for g, w in zip(got, want)):
         sys.exit("GPU scores differ from the CPU engine")
 
@@ -98,8 +102,8 @@ def gpu_table(args, rng) -> None:
         for length in args.lengths:
             queries, targets = related_pairs(rng, letters, args.pairs, length)
             check(scheme, queries[:args.check_pairs], targets[:args.check_pairs])
-            keys = np.arange(args.pairs)
-            seconds = timed(lambda: gpu_local.local_scores(scheme, queries, targets, keys,
+            pairs = each(args.pairs)
+            seconds = timed(lambda: gpu_local.local_scores(scheme, queries, targets, *pairs,
                                                            args.shuffles, 1), args.repeats)
             work = cells(queries, targets, args.shuffles)
             print(f"{name}\t{length}\t{args.pairs}\t{args.shuffles}\t{kernel_path(scheme, length)}"
@@ -113,7 +117,7 @@ def sweep(args, rng) -> None:
     for name in args.schemes:
         scheme, letters = SCHEMES[name]
         queries, targets = related_pairs(rng, letters, pairs, args.lengths[0])
-        keys = np.arange(pairs)
+        everything = each(pairs)
         for strip in args.sweep_strips:
             if strip % 16 and kernel_path(scheme, args.lengths[0]).endswith("int8 profile"):
                 print(f"sweep {name}: strip {strip} skipped (the int8 profile needs multiples "
@@ -121,9 +125,9 @@ def sweep(args, rng) -> None:
                 continue
             for registers in args.sweep_registers:
                 options = dict(strip=strip, max_registers=registers or None)
-                gpu_local.local_scores(scheme, queries[:8], targets[:8], keys[:8], 8, 1, **options)
+                gpu_local.local_scores(scheme, queries[:8], targets[:8], *each(8), 8, 1, **options)
                 seconds = timed(lambda: gpu_local.local_scores(
-                    scheme, queries, targets, keys, args.shuffles, 1, **options), 1)
+                    scheme, queries, targets, *everything, args.shuffles, 1, **options), 1)
                 print(f"sweep {name} {args.lengths[0]} bp, strip {strip}, registers "
                       f"{registers or 'free'}: "
                       f"{cells(queries, targets, args.shuffles) / seconds / 1e9:.0f} GCUPS",
@@ -140,12 +144,12 @@ def cpu_table(args, rng) -> None:
         scheme, letters = SCHEMES[name]
         for length in args.lengths:
             queries, targets = related_pairs(rng, letters, args.pairs, length)
-            keys = np.arange(args.pairs)
-            cpu_local.local_scores(scheme, queries[:1], targets[:1], keys[:1], 1, 1)  # compile
+            pairs = each(args.pairs)
+            cpu_local.local_scores(scheme, queries[:1], targets[:1], *each(1), 1, 1)  # compile
             work = cells(queries, targets, args.shuffles)
             for threads in args.threads:
                 seconds = timed(lambda: cpu_local.local_scores(
-                    scheme, queries, targets, keys, args.shuffles, 1, threads), args.repeats)
+                    scheme, queries, targets, *pairs, args.shuffles, 1, threads), args.repeats)
                 gcups = work / seconds / 1e9
                 print(f"{name}\t{length}\t{args.pairs}\t{args.shuffles}\t{threads}\t"
                       f"{seconds:.2f}\t{gcups:.3f}\t{gcups / threads:.3f}", flush=True)

@@ -3,8 +3,9 @@
 // src/seqpairs/scoring/local.py specifies, src/seqpairs/stats/shuffle.py shuffles and
 // src/seqpairs/backends/cpu/local.py computes.
 //
-// Layout (inter-task, as in Zhang et al. 2012): all threads of a block work on one pair,
-// one thread per shuffle. With LANES = 2 a thread runs two of the pair's slots (slot 0 is
+// Layout (inter-task, as in Zhang et al. 2012): all threads of a block work on one group of
+// pairs sharing a target, one thread per shuffle: the thread shuffles the target once and
+// aligns each of the group's queries against it in turn (Zhang's data reuse). With LANES = 2 a thread runs two of the pair's slots (slot 0 is
 // the target itself, slot s + 1 its shuffle s) in the two 16-bit halves of each 32-bit
 // word, with Hopper's DPX instructions; LANES = 1 runs one slot in 32 bits, for pairs whose
 // scores could pass the 16-bit range (below). A lane's target runs down the rows, the query
@@ -14,7 +15,8 @@
 // thread of a block has the same query and the same number of rows, so they move in step:
 // the scores of a strip (the query profile slice) are built once per block in shared memory.
 //
-// Profiles: WORD_PROFILE = 1 keeps, for every combination of the lanes' target letters,
+// Profiles: the scores of a query column come from the matrix row of its letter, or with
+// PSSM = 1 from the query's position-specific scoring matrix. WORD_PROFILE = 1 keeps, for every combination of the lanes' target letters,
 // the strip's ready score words (two int16 halves with LANES = 2), one shared load per four
 // columns; WORD_PROFILE = 0 keeps one int8 score per letter and column and pairs the two
 // lanes' bytes with one byte permute per column (for large alphabets: (K + 1)^2 words per
@@ -38,6 +40,9 @@
 #endif
 #ifndef BLOCK
 #define BLOCK 128
+#endif
+#ifndef PSSM
+#define PSSM 0
 #endif
 
 #if STRIP % (WORD_PROFILE ? 4 : 16) != 0 || STRIP % 2 != 0
@@ -135,15 +140,23 @@ __device__ __forceinline__ u32 pair_bytes(u32 a, u32 b, u32 selector)
     return r;
 }
 
-// Score of query letter a (-1: past the query) against target letter code b (K: padding).
-__device__ __forceinline__ int score(const int* subst, int letters, int a, int b)
+// Score of query column j against target letter code b (K: padding): the matrix's entry
+// of the query's letter, or with PSSM = 1 the query's position-specific row j.
+__device__ __forceinline__ int score(const unsigned char* Q, const int* P, int m,
+                                     const int* subst, int letters, int j, int b)
 {
-    return (a >= 0 && b < letters) ? subst[a * letters + b] : PAD_SCORE;
+    if (j >= m || b >= letters) return PAD_SCORE;
+#if PSSM
+    return P[j * letters + b];
+#else
+    return subst[Q[j] * letters + b];
+#endif
 }
 
 // The shared profile of the strip starting at query column j0.
-__device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char* Q, int m,
-                                              int j0, const int* subst, int letters)
+__device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char* Q,
+                                              const int* P, int m, int j0, const int* subst,
+                                              int letters)
 {
     const int codes = letters + 1;  // with the pad code
 #if WORD_PROFILE
@@ -151,13 +164,12 @@ __device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char
     const int combinations = LANES == 2 ? codes * codes : codes;
     for (int idx = threadIdx.x; idx < combinations * STRIP; idx += BLOCK) {
         const int c = idx / STRIP, t = idx % STRIP;
-        const int a = j0 + t < m ? Q[j0 + t] : -1;
 #if LANES == 2
         const int b0 = c / codes, b1 = c % codes;
-        const u32 w = ((u32)score(subst, letters, a, b0) & 0xFFFFu)
-                      | ((u32)score(subst, letters, a, b1) << 16);
+        const u32 w = ((u32)score(Q, P, m, subst, letters, j0 + t, b0) & 0xFFFFu)
+                      | ((u32)score(Q, P, m, subst, letters, j0 + t, b1) << 16);
 #else
-        const u32 w = (u32)score(subst, letters, a, c);
+        const u32 w = (u32)score(Q, P, m, subst, letters, j0 + t, c);
 #endif
         words[c * (4 * WORD_STRIDE) + t] = w;
     }
@@ -165,8 +177,7 @@ __device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char
     signed char* bytes = (signed char*)s_prof;
     for (int idx = threadIdx.x; idx < codes * STRIP; idx += BLOCK) {
         const int c = idx / STRIP, t = idx % STRIP;
-        const int a = j0 + t < m ? Q[j0 + t] : -1;
-        bytes[c * (16 * BYTE_STRIDE) + t] = (signed char)score(subst, letters, a, c);
+        bytes[c * (16 * BYTE_STRIDE) + t] = (signed char)score(Q, P, m, subst, letters, j0 + t, c);
     }
 #endif
 }
@@ -253,31 +264,37 @@ __device__ __forceinline__ void strip_row(const uint4* s_prof, int codes,
 extern "C" __global__ void psse_local(
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_offsets,
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_offsets,
-    const long long* __restrict__ batch,  // the pair of each blockIdx.y
-    const long long* __restrict__ keys,   // RNG pair key of each pair
-    const int slots,                      // shuffles + 1
-    const int* __restrict__ subst,        // letters x letters, [query letter][target letter]
+    const long long* __restrict__ pair_query,   // query of each pair
+    const long long* __restrict__ pair_target,  // target of each pair
+    const long long* __restrict__ order,    // pairs, grouped: group g is order[bounds[g]:
+    const long long* __restrict__ bounds,   // bounds[g + 1]], pairs with one target
+    const long long* __restrict__ batch,    // the group of each blockIdx.y
+    const long long* __restrict__ keys,     // RNG key of each target
+    const int slots,                        // shuffles + 1
+    const int* __restrict__ subst,          // letters x letters, [query letter][target letter]
+    const int* __restrict__ pssm,           // PSSM = 1: [query column][target letter], rows
+                                            // as q_codes' letters
     const int letters, const int gap_open, const int gap_extend, const u64 seed,
-    const int zero,                       // how a lane holds the value 0
-    const int scratch_rows,               // rows per thread in scratch and edge
-    Letters* __restrict__ scratch,        // [block][row][thread]: the lanes' target letters
-    uint2* __restrict__ edge,             // [block][row][thread]: (H, E) at a strip's right edge
-    int* __restrict__ out)                // [pair][slot]
+    const int zero,                         // how a lane holds the value 0
+    const int scratch_rows,                 // rows per thread in scratch and edge
+    Letters* __restrict__ scratch,          // [block][row][thread]: the lanes' target letters
+    uint2* __restrict__ edge,               // [block][row][thread]: (H, E) at a strip's right edge
+    int* __restrict__ out)                  // [pair][slot]
 {
     extern __shared__ uint4 s_prof[];
-    const long long pair = batch[blockIdx.y];
-    const unsigned char* Q = q_codes + q_offsets[pair];
-    const unsigned char* T = t_codes + t_offsets[pair];
-    const int m = (int)(q_offsets[pair + 1] - q_offsets[pair]);
-    const int n = (int)(t_offsets[pair + 1] - t_offsets[pair]);
+    const long long group = batch[blockIdx.y];
+    const long long first_pair = bounds[group], stop_pair = bounds[group + 1];
+    const long long target = pair_target[order[first_pair]];
+    const unsigned char* T = t_codes + t_offsets[target];
+    const int n = (int)(t_offsets[target + 1] - t_offsets[target]);
     // this thread's row 0 in scratch and edge; row i is BLOCK entries further
     const size_t thread = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * scratch_rows * BLOCK
                           + threadIdx.x;
     const int slot0 = (blockIdx.x * BLOCK + threadIdx.x) * LANES;
 
     // Each lane's target: copied (pad code up to an even number of rows: rows go in twos),
-    // then shuffled in place. The scratch has one more row, which the prefetches below read
-    // but never use.
+    // then shuffled in place, once for all the group's queries. The scratch has one more
+    // row, which the prefetches below read but never use.
     const int padded_rows = (n + 1) & ~1;  // the same in the whole block
     // Threads past the last slot only help build the profiles.
     const int rows = slot0 < slots ? padded_rows : 0;
@@ -287,7 +304,7 @@ extern "C" __global__ void psse_local(
     for (int lane = 0; lane < LANES; lane++) {
         const int slot = slot0 + lane;
         if (slot == 0 || slot >= slots) continue;  // the target itself, or an idle lane
-        const u64 key = (u64)keys[pair];
+        const u64 key = (u64)keys[target];
         Stream rng = {make_uint2((u32)seed, (u32)(seed >> 32)),
                       make_uint4(0u, (u32)(slot - 1), (u32)key, (u32)(key >> 32)),
                       make_uint4(0u, 0u, 0u, 0u), 0};
@@ -303,34 +320,39 @@ extern "C" __global__ void psse_local(
     const V neg_open = splat(-(gap_open + gap_extend)), neg_extend = splat(-gap_extend);
     const V z = splat(zero), z_open = splat(zero - gap_open - gap_extend);
     const int codes = letters + 1;
-    V best = z;
-    for (int j0 = 0; j0 < m; j0 += STRIP) {
-        const bool first = j0 == 0, last = j0 + STRIP >= m;
-        __syncthreads();  // everyone is done with the previous strip's profile
-        build_profile(s_prof, Q, m, j0, subst, letters);
-        __syncthreads();
-        // H of the rows alternates between ha and hb, so that no cell copies the H above it
-        V ha[STRIP], hb[STRIP], f[STRIP];
+    for (long long r = first_pair; r < stop_pair; r++) {
+        const long long pair = order[r], query = pair_query[pair];
+        const unsigned char* Q = q_codes + q_offsets[query];
+        const int* P = pssm + q_offsets[query] * letters;  // read only with PSSM = 1
+        const int m = (int)(q_offsets[query + 1] - q_offsets[query]);
+        V best = z;
+        for (int j0 = 0; j0 < m; j0 += STRIP) {
+            const bool first = j0 == 0, last = j0 + STRIP >= m;
+            __syncthreads();  // everyone is done with the previous strip's profile
+            build_profile(s_prof, Q, P, m, j0, subst, letters);
+            __syncthreads();
+            // H of the rows alternates between ha and hb, so that no cell copies the H above it
+            V ha[STRIP], hb[STRIP], f[STRIP];
 #pragma unroll
-        for (int t = 0; t < STRIP; t++) {  // row 0: H = 0, F(1, j) = -(open + extend)
-            ha[t] = z;
-            f[t] = z_open;
+            for (int t = 0; t < STRIP; t++) {  // row 0: H = 0, F(1, j) = -(open + extend)
+                ha[t] = z;
+                f[t] = z_open;
+            }
+            const Letters* letters_at = scratch + thread;
+            uint2* edge_at = edge + thread;
+            // column 0: H = 0, E(i, 1) = -(open + extend)
+            Row row = {z, *letters_at, first ? make_uint2((u32)z, (u32)z_open) : *edge_at};
+            for (int i = 0; i < rows; i += 2) {
+                strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open,
+                          neg_extend, ha, hb, f, row, best);
+                strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open,
+                          neg_extend, hb, ha, f, row, best);
+            }
         }
-        const Letters* letters_at = scratch + thread;
-        uint2* edge_at = edge + thread;
-        // column 0: H = 0, E(i, 1) = -(open + extend)
-        Row row = {z, *letters_at, first ? make_uint2((u32)z, (u32)z_open) : *edge_at};
-        for (int i = 0; i < rows; i += 2) {
-            strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open, neg_extend,
-                      ha, hb, f, row, best);
-            strip_row(s_prof, codes, letters_at, edge_at, first, last, z, neg_open, neg_extend,
-                      hb, ha, f, row, best);
+        for (int lane = 0; lane < LANES; lane++) {
+            const int slot = slot0 + lane;
+            if (slot < slots)
+                out[pair * slots + slot] = lane_value(best, lane) - zero;
         }
-    }
-
-    for (int lane = 0; lane < LANES; lane++) {
-        const int slot = slot0 + lane;
-        if (slot < slots)
-            out[pair * slots + slot] = lane_value(best, lane) - zero;
     }
 }

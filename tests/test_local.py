@@ -1,5 +1,6 @@
 """PSSE engine on the CPU: LocalScheme, the shuffle spec (Philox4x32-10, Lemire, Fisher-Yates)
 and the Numba scores, against Random123's known answers, the pure-Python reference and parasail."""
+import hashlib
 import itertools
 
 import numpy as np
@@ -13,7 +14,7 @@ from seqpairs.backends.common import MAX_LENGTH
 from seqpairs.backends.cpu import local as cpu_local
 from seqpairs.errors import UserError
 from seqpairs.scoring import LocalScheme
-from seqpairs.stats.shuffle import Stream, permutation, philox4x32
+from seqpairs.stats.shuffle import Stream, permutation, philox4x32, subject_key
 
 # Random123 tests/kat_vectors, "philox4x32 10" and "philox4x32 7": counter, key, result.
 KAT = [
@@ -214,8 +215,8 @@ def test_encode():
 # --- scores -----------------------------------------------------------------------------
 
 def engine(scheme, queries, targets, shuffles=0, seed=1, keys=None, threads=None):
-    keys = np.arange(len(queries)) if keys is None else keys
-    return cpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed, threads)
+    return cpu_local.local_scores(scheme, *reference_local.one_target_each(queries, targets, keys),
+                                  shuffles, seed, threads)
 
 
 @pytest.mark.parametrize("name", list(SCHEMES))
@@ -288,17 +289,79 @@ def test_empty_sequences_and_no_pairs():
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(targets=[]), "1 queries, 0 targets and 1 pair keys"),
+    (dict(targets=[]), "0 targets and 1 target keys"),
+    (dict(pairs=np.array([[0, 1]])), "a pair's target index is outside the 1 target"),
+    (dict(pairs=np.array([[-1, 0]])), "a pair's query index is outside the 1 query"),
     (dict(shuffles=-1), "shuffles must be between 0"),
     (dict(seed=2**64), "seed must be between 0 and 2\\*\\*64 - 1"),
     (dict(seed=-1), "seed must be between 0"),
-    (dict(pairs=np.array([-3])), "pair keys must be >= 0"),
-    (dict(queries=[np.array([0, 4], np.uint8)]), "query of pair 0 has letter code 4"),
-    (dict(targets=[np.zeros(MAX_LENGTH + 1, np.uint8)]), "target of pair 0 has 16384 letters"),
+    (dict(keys=np.array([-3])), "target keys must be >= 0"),
+    (dict(queries=[np.array([0, 4], np.uint8)]), "query 0 has letter code 4"),
+    (dict(targets=[np.zeros(MAX_LENGTH + 1, np.uint8)]), "target 0 has 16384 letters"),
+    (dict(profiles=[np.zeros((3, 4))]), r"the profile of query 0 is \(3, 4\), not \(2, 4\)"),
+    (dict(profiles=[np.full((2, 4), 10_001)]), "the profile of query 0 has a score beyond"),
+    (dict(profiles=[]), "1 queries and 0 profiles"),
 ])
 def test_bad_inputs_are_user_errors(change, message):
     args = dict(scheme=SCHEMES["dna"], queries=[np.array([0, 1], np.uint8)],
-                targets=[np.array([1, 2], np.uint8)], pairs=np.array([0]), shuffles=2, seed=1)
+                targets=[np.array([1, 2], np.uint8)], pairs=np.array([[0, 0]]),
+                keys=np.array([0]), shuffles=2, seed=1)
     args.update(change)
     with pytest.raises(UserError, match=message):
         cpu_local.local_scores(**args)
+
+
+# --- targets shared by queries, keyed by id; position-specific profiles -----------------
+
+def test_subject_key_is_the_specs_blake2b():
+    ids = ["r1", "r2", "seq with spaces", "é", ""]
+    keys = [subject_key(i) for i in ids]
+    for i, key in zip(ids, keys):
+        digest = hashlib.blake2b(i.encode(), digest_size=8).digest()
+        assert key == int.from_bytes(digest, "little") // 2 and 0 <= key < 2**63
+    assert len(set(keys)) == len(keys)
+
+
+def test_a_targets_shuffles_serve_all_its_queries_in_any_order():
+    scheme = SCHEMES["blosum62"]
+    rng = np.random.default_rng(8)
+    queries = [random_codes(rng, scheme, int(rng.integers(1, 50))) for _ in range(9)]
+    targets = [random_codes(rng, scheme, int(rng.integers(1, 50))) for _ in range(3)]
+    keys = np.array([subject_key(f"t{k}") for k in range(3)])
+    pairs = np.array([(q, t) for q in range(9) for t in range(3) if (q + t) % 4])
+    seed, shuffles = 99, 70  # 70 slots: more than one chunk of a group's slots
+    real, shuffled = cpu_local.local_scores(scheme, queries, targets, pairs, keys, shuffles,
+                                            seed, 2)
+    for k in rng.choice(len(pairs), 6, replace=False):
+        q, t = queries[pairs[k, 0]], targets[pairs[k, 1]]
+        assert real[k] == reference_local.score(q, t, scheme)
+        for s in (0, 33, 69):
+            shuffled_t = t[permutation(len(t), seed, int(keys[pairs[k, 1]]), s)]
+            assert shuffled[k, s] == reference_local.score(q, shuffled_t, scheme), (k, s)
+    # reordered, alone, with targets listed in another order: the same scores per pair
+    flip = rng.permutation(len(pairs))
+    again = cpu_local.local_scores(scheme, queries, targets[::-1], pairs[flip] * [1, -1] + [0, 2],
+                                   keys[::-1], shuffles, seed, 1)
+    assert np.array_equal(again[0], real[flip]) and np.array_equal(again[1], shuffled[flip])
+    alone = cpu_local.local_scores(scheme, queries, targets, pairs[4:5], keys, shuffles, seed)
+    assert np.array_equal(alone[1][0], shuffled[4])
+
+
+@pytest.mark.parametrize("name", ["dna", "blosum62", "asymmetric"])
+def test_profiles_score_as_the_reference(name):
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(9)
+    queries, targets = random_pairs(scheme, 10, 20, max_len=40)
+    k = len(scheme.alphabet)
+    profiles = [rng.integers(-9, 13, (len(q), k)).astype(np.int32) for q in queries]
+    args = reference_local.one_target_each(queries, targets)
+    real, shuffled = cpu_local.local_scores(scheme, *args, 5, 3, profiles=profiles)
+    for j, (q, t) in enumerate(zip(queries, targets)):
+        assert real[j] == reference_local.score(q, t, scheme, profiles[j]), j
+        shuffled_t = t[permutation(len(t), 3, j, 4)]
+        assert shuffled[j, 4] == reference_local.score(q, shuffled_t, scheme, profiles[j])
+    # the matrix's own rows as a profile: the matrix's scores
+    rows = [scheme.matrix()[q] for q in queries]
+    assert all(np.array_equal(a, b) for a, b in zip(
+        cpu_local.local_scores(scheme, *args, 5, 3, profiles=rows),
+        cpu_local.local_scores(scheme, *args, 5, 3)))

@@ -1,9 +1,12 @@
 """PSSE: Gumbel fits, p/E/q-values, published lambdas, and `seqpairs psse` end to end."""
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import optimize, stats
 
+from reference_local import one_target_each
 from seqpairs import scoring
 from seqpairs.backends.cpu import local as cpu_local
 from seqpairs.report import psse_figures
@@ -13,6 +16,7 @@ from seqpairs.scoring.scheme import MAX_COST
 from seqpairs.stages import options
 from seqpairs.stats import gumbel
 from seqpairs.stats.psse import COLUMNS
+from seqpairs.stats.shuffle import subject_key
 
 # --- stats/gumbel.py against SciPy and the formulas -----------------------------------------
 
@@ -96,7 +100,7 @@ def test_pvalues_of_unrelated_pairs_are_uniform(kind):
         return rng.choice(letters, int(rng.integers(150, 250)), p=weights).astype(np.uint8)
 
     queries, targets = [draw() for _ in range(pairs)], [draw() for _ in range(pairs)]
-    real, shuffled = cpu_local.local_scores(scheme, queries, targets, np.arange(pairs), 200, 7)
+    real, shuffled = cpu_local.local_scores(scheme, *one_target_each(queries, targets), 200, 7)
     mu, beta = gumbel.fit(shuffled)
     p = gumbel.pvalue(real, mu, beta)
     assert stats.kstest(p, "uniform").pvalue > 0.01
@@ -175,14 +179,27 @@ def analytic_lambda(scheme: LocalScheme, p: np.ndarray) -> float:
     return optimize.brentq(lambda lam: (pp * np.exp(lam * s)).sum() - 1.0, 1e-3, 10.0)
 
 
-def mean_fitted_lambda(scheme: LocalScheme, p: np.ndarray, seed: int) -> float:
-    """Mean of 1/beta over PAIRS random pairs of length LENGTH drawn from p."""
+@functools.cache
+def shuffled_scores(kind: str, seed: int) -> np.ndarray:
+    """The shuffled scores of PAIRS random pairs of length LENGTH drawn from the kind's
+    background: gapped or ungapped BLOSUM62 (Robinson's frequencies), ungapped DNA +1/-2."""
+    scheme, p = {
+        "gapped": (LocalScheme.from_matrix("BLOSUM62", 11, 1), None),
+        "ungapped": (ungapped(LocalScheme.from_matrix("BLOSUM62", 11, 1)), None),
+        "dna": (ungapped(LocalScheme.dna(1, -2, 0, 0)), np.full(4, 0.25)),
+    }[kind]
+    p = frequencies(scheme, ROBINSON) if p is None else p
     rng = np.random.default_rng(seed)
     seqs = [rng.choice(len(p), LENGTH, p=p).astype(np.uint8) for _ in range(2 * PAIRS)]
-    _, shuffled = cpu_local.local_scores(scheme, seqs[:PAIRS], seqs[PAIRS:], np.arange(PAIRS),
+    _, shuffled = cpu_local.local_scores(scheme, *one_target_each(seqs[:PAIRS], seqs[PAIRS:]),
                                          SHUFFLES, seed)
-    mu, beta = gumbel.fit(shuffled)
-    return float(np.mean(1.0 / beta))
+    return shuffled
+
+
+def fitted(kind: str, seed: int, fit: str) -> tuple[float, float]:
+    """Mean lambda and geometric mean K of the pairs' fits."""
+    lam, k = gumbel.karlin(*gumbel.FITS[fit](shuffled_scores(kind, seed)), LENGTH, LENGTH)
+    return float(np.mean(lam)), float(np.exp(np.mean(np.log(k))))
 
 
 def ungapped(scheme: LocalScheme) -> LocalScheme:
@@ -199,22 +216,35 @@ def test_background_frequencies_give_ncbi_ungapped_lambdas():
     assert analytic_lambda(dna, np.full(4, 0.25)) == pytest.approx(1.3327, abs=1e-4)
 
 
-def test_blosum62_11_1_lambda_is_ncbis_0267():
+# Measured (seeds 1, 2, 3 below; ml / moments / censored): lambda gapped 0.283 / 0.281 /
+# 0.279, ungapped 0.322 / 0.322 / 0.320, DNA 1.22 / 1.28 / 1.27; ungapped BLOSUM62's K
+# 0.119 / 0.116 / 0.108, 0.135 / 0.132 / 0.122 on BLAST's edge-corrected lengths, against
+# NCBI's 0.134. Gapped K (NCBI: 0.041) is not checked: its finite-size correction is
+# larger and not the ungapped formula (these fits: 0.049-0.056).
+@pytest.mark.parametrize("fit", list(gumbel.FITS))
+def test_blosum62_11_1_lambda_is_ncbis_0267(fit):
+    assert fitted("gapped", 1, fit)[0] == pytest.approx(0.267, rel=0.10)
+
+
+@pytest.mark.parametrize("fit", list(gumbel.FITS))
+def test_blosum62_ungapped_lambda_and_k_are_ncbis_03176_0134(fit):
+    lam, k = fitted("ungapped", 2, fit)
+    assert lam == pytest.approx(0.3176, rel=0.05)
+    # K on the lengths BLAST would use: each less the expected length of an alignment
+    # (Altschul and Gish), l = ln(K m n) / H, H the relative entropy of the scores
     scheme = LocalScheme.from_matrix("BLOSUM62", 11, 1)
-    lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=1)
-    assert lam == pytest.approx(0.267, rel=0.10)
+    p = frequencies(scheme, ROBINSON)
+    s = scheme.matrix()[:20, :20]
+    q = np.outer(p, p) * np.exp(0.3176 * s)
+    entropy = 0.3176 * (q * s).sum()
+    assert entropy == pytest.approx(0.40, abs=0.01)  # NCBI's H of ungapped BLOSUM62
+    short = LENGTH - np.log(0.134 * LENGTH**2) / entropy
+    assert k * (LENGTH / short) ** 2 == pytest.approx(0.134, rel=0.15)
 
 
-def test_blosum62_ungapped_lambda_is_ncbis_03176():
-    scheme = ungapped(LocalScheme.from_matrix("BLOSUM62", 11, 1))
-    lam = mean_fitted_lambda(scheme, frequencies(scheme, ROBINSON), seed=2)
-    assert lam == pytest.approx(0.3176, rel=0.10)
-
-
-def test_dna_plus1_minus2_ungapped_lambda_is_133():
-    scheme = ungapped(LocalScheme.dna(1, -2, 0, 0))
-    lam = mean_fitted_lambda(scheme, np.full(4, 0.25), seed=3)
-    assert lam == pytest.approx(1.33, rel=0.10)
+@pytest.mark.parametrize("fit", list(gumbel.FITS))
+def test_dna_plus1_minus2_ungapped_lambda_is_133(fit):
+    assert fitted("dna", 3, fit)[0] == pytest.approx(1.33, rel=0.10)
 
 
 # --- `seqpairs psse` end to end --------------------------------------------------------
@@ -262,13 +292,20 @@ def test_cli_fits_by_moments_when_asked(tmp_path, cli, dna):
     index = {f"r{k}": k for k in range(len(seqs))}
     codes = [scheme.encode(s, "x") for s in seqs]
     q, t = tables["ml"]["query"].map(index), tables["ml"]["target"].map(index)
-    _, shuffled = cpu_local.local_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
-                                         np.arange(len(q)), 200, 5)
+    _, shuffled = engine_by_id(scheme, codes, q, t, 5)
     for fit, table in tables.items():
         mu, beta = gumbel.FITS[fit](shuffled)
         np.testing.assert_array_equal(table["mu"], mu)
         np.testing.assert_array_equal(table["beta"], beta)
     assert not np.array_equal(tables["ml"]["beta"], tables["moments"]["beta"])
+
+
+def engine_by_id(scheme, codes, q, t, seed, shuffles=200):
+    """The engine's scores of pairs (codes[q[k]], codes[t[k]]), shuffles keyed by the
+    subject's id r<index> (the fixture's ids)."""
+    keys = [subject_key(f"r{k}") for k in range(len(codes))]
+    return cpu_local.local_scores(scheme, codes, codes, np.column_stack([q, t]), keys,
+                                  shuffles, seed)
 
 
 def parasail_score(a: str, b: str, scheme: LocalScheme, matrix) -> int:
@@ -297,11 +334,10 @@ def test_cli_on_the_filters_pairs(tmp_path, cli, dna):
     assert table["n"].tolist() == [len(seqs[k]) for k in t]
     assert table["score"].tolist() == [parasail_score(seqs[a], seqs[b], scheme, matrix)
                                        for a, b in zip(q, t)]
-    # The fits are those of the engine's shuffles (seed 5, keyed by row), and the rest
-    # follows from them.
+    # The fits are those of the engine's shuffles (seed 5, keyed by the subject's id), and
+    # the rest follows from them.
     codes = [scheme.encode(s, "x") for s in seqs]
-    _, shuffled = cpu_local.local_scores(scheme, [codes[k] for k in q], [codes[k] for k in t],
-                                         np.arange(len(table)), 200, 5)
+    _, shuffled = engine_by_id(scheme, codes, q, t, 5)
     mu, beta = gumbel.fit(shuffled)
     np.testing.assert_array_equal(table["mu"], mu)
     np.testing.assert_array_equal(table["beta"], beta)
@@ -383,6 +419,56 @@ def test_cli_same_seed_same_bytes_other_seed_other_shuffles(tmp_path, cli, dna):
     a, c = (pd.read_csv(runs[k], sep="\t") for k in "ac")
     assert a["score"].equals(c["score"])
     assert (a["mu"] != c["mu"]).all()
+
+
+def test_cli_queries_against_subjects_in_any_order(tmp_path, cli, dna):
+    """Every query against every subject; the same pair gets the same bytes whatever the
+    order of the FASTAs and of the pairs, and the same as through --input and --pairs."""
+    fasta, _, seqs = dna
+    ids = [f"r{k}" for k in range(len(seqs))]
+    queries, subjects = ids[:4], ids[3:]
+    for name, chosen in (("q", queries), ("s", subjects), ("q2", queries[::-1]),
+                         ("s2", subjects[::-1])):
+        (tmp_path / f"{name}.fa").write_text("".join(f">{i}\n{seqs[int(i[1:])]}\n"
+                                                     for i in chosen))
+    grid = tmp_path / "grid.tsv"
+    psse(cli, "--queries", tmp_path / "q.fa", "--subjects", tmp_path / "s.fa", "-o", grid)
+    table = pd.read_csv(grid, sep="\t", dtype={"pvalue": str, "mu": str, "beta": str})
+    assert list(zip(table["query"], table["target"])) == [(q, t) for q in queries
+                                                           for t in subjects]
+    listed = tmp_path / "pairs.tsv"
+    chosen = table.sample(frac=1, random_state=3)[["query", "target"]].iloc[:10]
+    chosen.to_csv(listed, sep="\t", index=False)
+    runs = {"reversed": ("--queries", tmp_path / "q2.fa", "--subjects", tmp_path / "s2.fa",
+                         "--pairs", listed),
+            "one fasta": ("-i", fasta, "--pairs", listed)}
+    for name, argv in runs.items():
+        out = tmp_path / f"{name}.tsv"
+        psse(cli, *argv, "-o", out)
+        other = pd.read_csv(out, sep="\t", dtype={"pvalue": str, "mu": str, "beta": str})
+        merged = other.merge(table, on=["query", "target"], suffixes=("", "_grid"))
+        assert len(merged) == 10, name
+        for column in ("score", "mu", "beta", "pvalue"):
+            assert merged[column].equals(merged[f"{column}_grid"]), (name, column)
+    # the subject's shuffles: its id's key, whatever else it is paired with
+    scheme = scoring.get(options.DEFAULT_LOCAL_SCHEME["dna"])
+    codes = [scheme.encode(s, "x") for s in seqs]
+    q = table["query"].str[1:].astype(int).to_numpy()
+    t = table["target"].str[1:].astype(int).to_numpy()
+    _, shuffled = engine_by_id(scheme, codes, q, t, 0)
+    mu, beta = gumbel.fit(shuffled)
+    np.testing.assert_array_equal(table["mu"].astype(float), mu)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-i", "x.fa"], "--input needs --pairs"),
+    ([], "give --input with --pairs, or --queries and --subjects"),
+    (["--queries", "x.fa"], "give --input with --pairs, or --queries and --subjects"),
+    (["-i", "x.fa", "--pairs", "p.tsv", "--subjects", "s.fa"], "give --input with --pairs"),
+])
+def test_cli_inputs_must_be_one_of_two_shapes(cli, argv, message):
+    code, _, err = cli("psse", "-o", "out.tsv", *argv)
+    assert code == 2 and message in err and "Traceback" not in err
 
 
 def test_cli_empty_pairs_file_gives_an_empty_table(tmp_path, cli, dna):

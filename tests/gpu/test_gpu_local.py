@@ -45,10 +45,17 @@ def pairs_of(rng, scheme, lengths):
     return seqs[:len(lengths)], seqs[len(lengths):]
 
 
-def compare(scheme, queries, targets, shuffles, seed=7, keys=None, **options):
-    keys = np.arange(len(queries)) * 3 + 5 if keys is None else keys
-    want = cpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed)
-    got = gpu_local.local_scores(scheme, queries, targets, keys, shuffles, seed, **options)
+def compare(scheme, queries, targets, shuffles, seed=7, keys=None, pairs=None, **options):
+    """Both engines on pairs (query k, target k) with target keys 3k + 5 by default, or on
+    `pairs` of the two lists; options (profiles too) go to both or the GPU's tuning."""
+    if pairs is None:
+        pairs = np.column_stack([np.arange(len(queries))] * 2)
+    keys = np.arange(len(targets)) * 3 + 5 if keys is None else keys
+    profiles = options.pop("profiles", None)
+    want = cpu_local.local_scores(scheme, queries, targets, pairs, keys, shuffles, seed,
+                                  profiles=profiles)
+    got = gpu_local.local_scores(scheme, queries, targets, pairs, keys, shuffles, seed,
+                                 profiles=profiles, **options)
     assert got[0].dtype == got[1].dtype == np.int32 and got[1].shape == want[1].shape
     assert np.array_equal(got[0], want[0]), "real scores differ"
     assert np.array_equal(got[1], want[1]), "shuffled scores differ"
@@ -133,10 +140,44 @@ def test_unwritten_scores_are_caught(monkeypatch):
     monkeypatch.setattr(kernels.Variant, "function_handle", lambda self: lambda *a, **k: None)
     seq = np.array([0, 1, 2], np.uint8)
     with pytest.raises(RuntimeError, match="left 6 of 6 scores unwritten"):
-        gpu_local.local_scores(SCHEMES["dna"], [seq, seq], [seq, seq], np.arange(2), 2, 1)
+        gpu_local.local_scores(SCHEMES["dna"], [seq, seq], [seq, seq], [[0, 0], [1, 1]], [0, 1],
+                               2, 1)
 
 
 def test_scores_outside_int8_are_refused():
     seq = np.array([0, 1, 2], np.uint8)
     with pytest.raises(UserError, match="between -128 and 127"):
-        gpu_local.local_scores(LocalScheme.dna(200, -3, 5, 2), [seq], [seq], np.arange(1), 2, 1)
+        gpu_local.local_scores(LocalScheme.dna(200, -3, 5, 2), [seq], [seq], [[0, 0]], [0], 2, 1)
+    with pytest.raises(UserError, match="between -128 and 127"):
+        gpu_local.local_scores(SCHEMES["dna"], [seq], [seq], [[0, 0]], [0], 2, 1,
+                               profiles=[np.full((3, 4), -129)])
+
+
+@pytest.mark.parametrize("group_pairs", [1, 3, 16])
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_queries_sharing_targets(name, group_pairs):
+    # 40 queries against 5 targets, every pair but some: groups of a target's queries,
+    # split at group_pairs, 300 shuffles (two blocks a group)
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(36)
+    seqs = sequences(rng, scheme, rng.integers(1, 600, 45))
+    pairs = np.array([(q, t) for q in range(40) for t in range(5) if (q * 7 + t) % 5])
+    rng.shuffle(pairs)
+    compare(scheme, seqs[:40], seqs[40:], 300, pairs=pairs, group_pairs=group_pairs,
+            keys=np.array([2**63 - 1, 0, 17, 5, 2**40]))
+
+
+@pytest.mark.parametrize("scheme, lengths", [
+    (SCHEMES["dna"], [1, 5, 300, 999]),  # word profile
+    (SCHEMES["blosum62"], [1, 5, 300, 999]),  # int8 profile
+    (LocalScheme.from_matrix("HOXD70", 10, 1, alphabet="dna"), [700, 40, 1000]),  # 32 bits too
+])
+def test_position_specific_profiles(scheme, lengths):
+    rng = np.random.default_rng(37)
+    queries, targets = pairs_of(rng, scheme, np.array(lengths))
+    k = len(scheme.alphabet)
+    top = max(map(max, scheme.subst))
+    profiles = [np.clip(scheme.matrix()[q] + rng.integers(-4, 5, (len(q), k)), -128, top)
+                for q in queries]
+    pairs = np.array([(q, t) for q in range(len(queries)) for t in range(len(targets))])
+    compare(scheme, queries, targets, 40, pairs=pairs, profiles=profiles)

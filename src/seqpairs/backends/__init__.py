@@ -33,9 +33,13 @@ where each starts, as formats.fasta.SequenceSet holds them):
       score, matches, mismatches, openings, columns, terminal_gaps, terminal_openings
       (int32; common.AFFINE_COUNTS): the counts of the alignment trace_affine takes (vsearch's
       choice among equal scores, its terminal gaps), without the alignment itself
-  local_scores(scheme: LocalScheme, queries, targets, keys, shuffles, seed, threads) ->
+  local_scores(scheme: LocalScheme, queries, targets, pairs, keys, shuffles, seed, threads,
+               profiles=None) ->
       real (int32[P]), shuffled (int32[P, shuffles]): Smith-Waterman-Gotoh scores of each
-      pair and of shuffles of its target (scoring/local.py, stats/shuffle.py)
+      pair (pairs[k] = query row, target row) and of its query against shuffles of its
+      target, target t's shuffles keyed by keys[t] (scoring/local.py, stats/shuffle.py);
+      profiles[q] (int32 [m, K]), if given, scores query q's positions instead of the
+      matrix (PSSMs)
   trace_seqdist(codes, offsets, pa, pb, scheme, threads) -> alignments with counts and
       runs (backends/alignments.py); CPU only (None elsewhere): the filter traces SeqDist
       on CPU cores whatever the backend of its candidates.

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..limits import MAX_LENGTH
+from ..scoring.scheme import MAX_COST
 
 # SeqDist counts of a path, packed 16 bits each into one int64, from the low end:
 #   length   SeqDist's alignment length (trailing end gaps not counted)
@@ -56,30 +57,61 @@ def concatenate(seqs) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.uint8, copy=False), offsets
 
 
-def check_local_inputs(scheme, queries, targets, pairs, shuffles: int, seed: int):
-    """Validated inputs of Backend.local_scores: (queries, targets as uint8 arrays, pair keys
-    as int64)."""
-    if not len(queries) == len(targets) == len(pairs):
-        raise UserError(f"psse: {len(queries)} queries, {len(targets)} targets and "
-                        f"{len(pairs)} pair keys; they must be as many")
+def check_local_inputs(scheme, queries, targets, pairs, keys, shuffles: int, seed: int,
+                       profiles=None):
+    """Validated inputs of Backend.local_scores: (queries, targets as uint8 arrays, pairs as
+    int64 [P, 2], keys as int64, profiles as int32 [m, K] arrays or None)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+    if len(keys) != len(targets):
+        raise UserError(f"psse: {len(targets)} targets and {len(keys)} target keys; they "
+                        "must be as many")
+    if profiles is not None and len(profiles) != len(queries):
+        raise UserError(f"psse: {len(queries)} queries and {len(profiles)} profiles; they "
+                        "must be as many")
+    for side, (column, seqs) in enumerate((("query", queries), ("target", targets))):
+        if pairs.size and not (0 <= pairs[:, side].min() and pairs[:, side].max() < len(seqs)):
+            raise UserError(f"psse: a pair's {column} index is outside the {len(seqs)} "
+                            f"{column} sequences")
     if not 0 <= shuffles < 2**31:
         raise UserError(f"psse: shuffles must be between 0 and {2**31 - 1}, got {shuffles}")
     if not 0 <= seed < 2**64:
         raise UserError(f"psse: the seed must be between 0 and 2**64 - 1, got {seed}")
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1)
-    if pairs.size and pairs.min() < 0:
-        raise UserError(f"psse: pair keys must be >= 0, got {pairs.min()}")
+    if keys.size and keys.min() < 0:
+        raise UserError(f"psse: target keys must be >= 0, got {keys.min()}")
     seqs = []
     for role, group in (("query", queries), ("target", targets)):
         out = []
         for k, codes in enumerate(group):
             codes = np.ascontiguousarray(codes, dtype=np.uint8)
             if codes.size > MAX_LENGTH:
-                raise UserError(f"psse: {role} of pair {k} has {codes.size} letters, more "
-                                f"than the limit of {MAX_LENGTH}")
+                raise UserError(f"psse: {role} {k} has {codes.size} letters, more than the "
+                                f"limit of {MAX_LENGTH}")
             if codes.size and codes.max() >= len(scheme.alphabet):
-                raise UserError(f"psse: {role} of pair {k} has letter code {codes.max()}, "
-                                f"outside the {len(scheme.alphabet)}-letter alphabet")
+                raise UserError(f"psse: {role} {k} has letter code {codes.max()}, outside "
+                                f"the {len(scheme.alphabet)}-letter alphabet")
             out.append(codes)
         seqs.append(out)
-    return seqs[0], seqs[1], pairs
+    if profiles is not None:
+        profiles = [np.ascontiguousarray(p, dtype=np.int32) for p in profiles]
+        for k, (profile, query) in enumerate(zip(profiles, seqs[0])):
+            if profile.shape != (len(query), len(scheme.alphabet)):
+                raise UserError(f"psse: the profile of query {k} is {profile.shape}, not "
+                                f"{(len(query), len(scheme.alphabet))} (letters x alphabet)")
+            if profile.size and np.abs(profile).max() > MAX_COST:
+                raise UserError(f"psse: the profile of query {k} has a score beyond "
+                                f"+-{MAX_COST}")
+    return seqs[0], seqs[1], pairs, keys, profiles
+
+
+def target_groups(pair_targets: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs grouped by target, for engines that shuffle a target once for all its
+    queries: (order, bounds), group g the pairs order[bounds[g]:bounds[g + 1]], all with
+    one target and at most `most` of them, in target order."""
+    order = np.argsort(pair_targets, kind="stable")
+    sorted_targets = pair_targets[order]
+    new_target = np.flatnonzero(np.diff(sorted_targets)) + 1
+    rank = np.arange(len(order)) - np.repeat(np.r_[0, new_target],
+                                             np.diff(np.r_[0, new_target, len(order)]))
+    starts = np.flatnonzero(rank % most == 0) if len(order) else np.empty(0, dtype=np.int64)
+    return order, np.r_[starts, len(order)].astype(np.int64)

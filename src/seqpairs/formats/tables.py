@@ -35,15 +35,16 @@ def read_tsv(path, columns=(), text: bool = False, **options) -> pd.DataFrame:
     return table
 
 
-def write_tsv(path, table: pd.DataFrame) -> None:
+def write_tsv(path, table: pd.DataFrame, na_rep: str = "") -> None:
     """`table` with its header and no index, written atomically (atomic.atomic_open): the
-    bytes of pandas' `to_csv(sep="\t", index=False)`, made here a block of rows at a time
-    for the column types the stages write (fast_text), by pandas for any other table."""
-    columns = [fast_text(table.iloc[:, k]) for k in range(table.shape[1])]
+    bytes of pandas' `to_csv(sep="\t", index=False, na_rep=na_rep)`, made here a block of
+    rows at a time for the column types the stages write (fast_text), by pandas for any
+    other table."""
+    columns = [fast_text(table.iloc[:, k], na_rep) for k in range(table.shape[1])]
     names = fast_text(pd.Series(table.columns, dtype=object))
     with atomic_open(path) as fh:
         if table.shape[1] < 2 or names is None or any(c is None for c in columns):
-            table.to_csv(fh, sep="\t", index=False)  # (one column: pandas quotes "")
+            table.to_csv(fh, sep="\t", index=False, na_rep=na_rep)  # (one column: pandas quotes "")
             return
         fh.write("\t".join(names) + "\n")
         for start in range(0, len(table), ROWS):
@@ -56,10 +57,11 @@ ROW = "{}\n"
 NEEDS_QUOTES = re.compile('[\t"\n]')  # what pandas' csv writer quotes (QUOTE_MINIMAL)
 
 
-def fast_text(column: pd.Series) -> list[str] | None:
-    """The fields pandas' to_csv(sep="\t") writes for `column`: integers and booleans as
-    str() does, float64 as repr() (NaN empty), strings (missing ones empty) quoted where
-    they hold a tab, a quote or a newline; None for any other type (pandas writes it)."""
+def fast_text(column: pd.Series, na_rep: str = "") -> list[str] | None:
+    """The fields pandas' to_csv(sep="\t", na_rep=na_rep) writes for `column`: integers and
+    booleans as str() does, float64 as repr() (NaN as na_rep), strings (missing ones
+    na_rep) quoted where they hold a tab, a quote or a newline; None for any other type
+    (pandas writes it)."""
     values = column.to_numpy()
     kind = values.dtype.kind
     if kind in "iu" and len(values):
@@ -75,12 +77,12 @@ def fast_text(column: pd.Series) -> list[str] | None:
     if values.dtype == np.float64:
         # identities are ratios of small counts: few distinct values, each formatted once
         bits, back = np.unique(values.view(np.int64), return_inverse=True)
-        texts = np.array(["" if x != x else repr(x) for x in bits.view(np.float64).tolist()],
-                         dtype=object)
+        texts = np.array([na_rep if x != x else repr(x)
+                          for x in bits.view(np.float64).tolist()], dtype=object)
         return texts[back.reshape(-1)].tolist()
     if kind != "O":
         return None
-    texts = np.where(pd.isna(values), "", values).tolist()
+    texts = np.where(pd.isna(values), na_rep, values).tolist()
     if pd.api.types.infer_dtype(texts, skipna=False) not in ("string", "empty"):
         return None
     if NEEDS_QUOTES.search("".join(texts)):

@@ -23,12 +23,13 @@ moments) gives the p-value of the real score. Output, one row per input pair in 
 Under MPI (mpiexec -n N seqpairs psse ...) each rank scores the pairs it
 pulls from rank 0 by cost m*n (parallel.Executor.pull), and rank 0 gathers the fits in row order and
 writes the table, which is the same bytes for any number of ranks and either backend: the
-shuffles of a pair depend only on --seed and the pair's row in --pairs (its RNG key,
-shuffle.py).
+shuffles of a target depend only on --seed and the target's id (its RNG key, shuffle.py),
+so a pair's p-value does not depend on the order or grouping of the pairs either.
 """
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -43,38 +44,48 @@ COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "p
            "log10_pvalue", "evalue", "qvalue", "significant"]
 
 
-def score_and_fit(backend, scheme, codes, index: np.ndarray, shuffles: int, seed: int,
-                  threads=None, work=None, eta=True, fit="ml"):
+def score_and_fit(backend, scheme, queries, targets, index: np.ndarray, keys: np.ndarray,
+                  shuffles: int, seed: int, threads=None, work=None, eta=True, fit="ml",
+                  profiles=None, keep_shuffled=True):
     """Real scores, shuffled scores and the Gumbel fit (mu, beta) of the pairs `index`
-    (query, target rows into codes; pair k's RNG key is k, its row in --pairs) on
-    `backend`. `work`: the pairs to score, as lists of rows (an executor's share; default:
-    every pair); `fit`: gumbel.FITS' name. Returns (rows, real, shuffled, mu, beta), rows in
-    the order scored.
+    (rows: query row into `queries`, target row into `targets`, codes) on `backend`; keys:
+    each target's RNG key; profiles: each query's PSSM scores or None. `work`: the pairs to
+    score, as lists of rows of index (an executor's share; default: every pair); `fit`:
+    gumbel.FITS' name; keep_shuffled=False: the shuffled scores are not returned (no
+    columns). Returns (rows, real, shuffled, mu, beta), rows in the order scored.
     Progress counts the cells against all pairs'; eta=False (one of several workers):
     without a time left."""
-    lengths = np.array([len(c) for c in codes], dtype=np.float64)
-    cells = lengths[index[:, 0]] * lengths[index[:, 1]] * (shuffles + 1)
+    m = np.array([len(c) for c in queries], dtype=np.float64)[index[:, 0]]
+    n = np.array([len(c) for c in targets], dtype=np.float64)[index[:, 1]]
+    cells = m * n * (shuffles + 1)
     progress = Progress(log, "psse", float(cells.sum()), "cells", eta=eta,
                         rate=lambda done, elapsed: f"{done / elapsed / 1e9:.3f} GCUPS")
-    rows, real, shuffled = [], [], []
-    for items in [np.arange(len(index))] if work is None else work:
-        for start in range(0, len(items), STEP_PAIRS):  # steps: progress as it goes
-            step = np.asarray(items[start:start + STEP_PAIRS], dtype=np.int64)
-            scores = backend.local_scores(scheme, [codes[q] for q in index[step, 0]],
-                                          [codes[t] for t in index[step, 1]], step,
-                                          shuffles, seed, threads)
-            rows.append(step)
-            real.append(scores[0])
-            shuffled.append(scores[1])
-            progress.update(float(cells[step].sum()))
+    rows, real, shuffled, fits = [], [], [], []
+    # each step's fits run on the CPU while the backend scores the next step
+    with ThreadPoolExecutor(1) as fitter:
+        for items in [np.arange(len(index))] if work is None else work:
+            items = np.asarray(items, dtype=np.int64)
+            # a target's pairs together: its shuffles are made once for all of them
+            items = items[np.argsort(index[items, 1], kind="stable")]
+            for start in range(0, len(items), STEP_PAIRS):  # steps: progress as it goes
+                step = items[start:start + STEP_PAIRS]
+                scores = backend.local_scores(scheme, queries, targets, index[step], keys,
+                                              shuffles, seed, threads, profiles)
+                rows.append(step)
+                real.append(scores[0])
+                shuffled.append(scores[1] if keep_shuffled else scores[1][:, :0])
+                fits.append(fitter.submit(gumbel.FITS[fit], scores[1]))
+                progress.update(float(cells[step].sum()))
+        fits = [f.result() for f in fits]
     progress.finish()
-    if real:
-        rows, real, shuffled = np.concatenate(rows), np.concatenate(real), np.concatenate(shuffled)
-    else:
-        rows = np.empty(0, dtype=np.int64)
-        real, shuffled = backend.local_scores(scheme, [], [], rows, shuffles, seed, threads)
-    mu, beta = gumbel.FITS[fit](shuffled)
-    return rows, real, shuffled, mu, beta
+    if not real:
+        rows = [np.empty(0, dtype=np.int64)]
+        real, shuffled = (list(scores) for scores in zip(backend.local_scores(
+            scheme, queries, targets, index[rows[0]], keys, shuffles, seed, threads,
+            profiles)))
+        fits = [gumbel.FITS[fit](shuffled[0])]
+    mu, beta = (np.concatenate(column) for column in zip(*fits))
+    return np.concatenate(rows), np.concatenate(real), np.concatenate(shuffled), mu, beta
 
 
 def significance(table: pd.DataFrame, alpha: float) -> pd.DataFrame:

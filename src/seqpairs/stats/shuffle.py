@@ -1,17 +1,23 @@
-"""Reproducible shuffles of a target: the counter-based RNG and the permutation, as a spec.
+"""Reproducible shuffles of a target: its key, the counter-based RNG and the permutation, as
+a spec.
 
 This module is the plain reference (Python integers, slow and clear) of what the Numba
 backend (backends/cpu/local.py) and the CUDA kernel (gpu_kernels/local.cu) compute bit for
-bit. Shuffle s of pair p under seed S depends on (S, p, s) alone, not on the backend, the
-batch, the thread or the order of work.
+bit. Shuffle s of a target with key k under seed S depends on (S, k, s) alone, not on the
+backend, the batch, the thread, the order of work or the queries it is aligned with.
+
+Key: a target's key is its identifier's, subject_key(id): the first 8 bytes of the
+BLAKE2b digest (8-byte digest, no key, no salt) of the id in UTF-8, as a little-endian
+integer, shifted right by one bit (0 <= key < 2**63). So the same pair gets the same
+shuffles, and the same p-value, whatever the order or grouping of the input; every query
+against one target sees the same shuffles of it (one set serves them all).
 
 RNG: Philox4x32-10 (Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2,
 3", SC11; the Random123 library, whose known-answer vectors tests/test_local.py checks).
-For one (seed, pair, shuffle) the stream is
-    key     = (seed mod 2**32, seed >> 32)                      0 <= seed < 2**64
-    block c = Philox4x32-10(counter=(c, shuffle, pair mod 2**32, pair >> 32), key)
-              for c = 0, 1, 2, ...                              0 <= shuffle < 2**32,
-                                                                0 <= pair < 2**63
+For one (seed, key, shuffle), 0 <= seed < 2**64, 0 <= key < 2**63, 0 <= shuffle < 2**32,
+the stream is
+    block c = Philox4x32-10(counter=(c, shuffle, key mod 2**32, key >> 32),
+                            key=(seed mod 2**32, seed >> 32))     for c = 0, 1, 2, ...
 and the stream's words are the four 32-bit words of block 0, then of block 1, and so on,
 each used once, in order.
 
@@ -26,6 +32,8 @@ j = bounded(i + 1), swap a[i] and a[j]. Shuffle s of a target T is T[a[0]], T[a[
 T that keeps T's composition.
 """
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -48,14 +56,20 @@ def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int],
     return c0, c1, c2, c3
 
 
-class Stream:
-    """The word stream of one (seed, pair, shuffle), with bounded integers drawn from it."""
+def subject_key(identifier: str) -> int:
+    """The RNG key of the target named `identifier` (the module docstring's definition)."""
+    digest = hashlib.blake2b(identifier.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
 
-    def __init__(self, seed: int, pair: int, shuffle: int):
-        if not (0 <= seed < 2**64 and 0 <= pair < 2**63 and 0 <= shuffle < 2**32):
-            raise ValueError(f"RNG key out of range: seed {seed}, pair {pair}, shuffle {shuffle}")
+
+class Stream:
+    """The word stream of one (seed, key, shuffle), with bounded integers drawn from it."""
+
+    def __init__(self, seed: int, key: int, shuffle: int):
+        if not (0 <= seed < 2**64 and 0 <= key < 2**63 and 0 <= shuffle < 2**32):
+            raise ValueError(f"RNG key out of range: seed {seed}, key {key}, shuffle {shuffle}")
         self.key = (seed & MASK32, seed >> 32)
-        self.rest = (shuffle, pair & MASK32, pair >> 32)
+        self.rest = (shuffle, key & MASK32, key >> 32)
         self.block = 0
         self.words: list[int] = []
 
@@ -75,13 +89,14 @@ class Stream:
         return m >> 32
 
 
-def permutation(n: int, seed: int, pair: int, shuffle: int) -> np.ndarray:
-    """The permutation a (int64, length n) of shuffle `shuffle` of pair `pair` under `seed`.
+def permutation(n: int, seed: int, key: int, shuffle: int) -> np.ndarray:
+    """The permutation a (int64, length n) of shuffle `shuffle` of the target with key `key`
+    under `seed`.
 
     The shuffled target is target[a]. See the module docstring for the exact definition.
     """
     a = list(range(n))
-    stream = Stream(seed, pair, shuffle)
+    stream = Stream(seed, key, shuffle)
     for i in range(n - 1, 0, -1):
         j = stream.bounded(i + 1)
         a[i], a[j] = a[j], a[i]

@@ -2,8 +2,10 @@
 against its target and against shuffles of the target (scoring/local.py's LocalScheme,
 stats/shuffle.py).
 
-Work items are (pair, slot), slot 0 the target itself and slot s + 1 its shuffle s; prange
-runs over chunks of slots of one pair, each of which builds the pair's query profile once.
+Pairs are grouped by target (common.target_groups); a work item is a chunk of slots of
+one group (slot 0 the target itself, slot s + 1 its shuffle s): the chunk shuffles the
+target once per slot and aligns every query of the group against those letters, each with
+its query profile (the matrix's rows of its letters, or its PSSM) built once.
 The shuffle is the Philox4x32-10 / Lemire / Fisher-Yates stream of stats/shuffle.py, here in
 uint64 arithmetic on 32-bit words. The alignment keeps one row of H and F (int32-safe:
 scores and costs are bounded by MAX_COST and lengths by MAX_LENGTH).
@@ -14,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...stats.shuffle import PHILOX_M, PHILOX_W, ROUNDS
-from ..common import check_local_inputs, concatenate
+from ..common import check_local_inputs, concatenate, target_groups
 from .batch import set_threads
 
 MASK32 = np.uint64(0xFFFF_FFFF)
@@ -26,6 +28,7 @@ TWO32 = np.uint64(1 << 32)
 # Stream state (uint64[STATE]): four buffered words, index of the next one (4: empty),
 # next block, key words, and the counter's fixed words (shuffle, pair low, pair high).
 WORDS, POS, BLOCK, KEY, REST, STATE = 0, 4, 5, 6, 8, 11
+GROUP_PAIRS = 64  # pairs sharing a target's shuffles in one chunk at most
 
 
 @njit(inline="always")
@@ -118,50 +121,74 @@ def _score(prof, m, target, n, opening, extend, h_row, f_row):
     return best
 
 
+@njit(nogil=True, cache=True)
+def _profile(prof, q, subst, pssm, use_pssm):
+    """prof[b, j]: query position j's score against target letter b (the PSSM's row j, or
+    the matrix's row of q[j])."""
+    for b in range(prof.shape[0]):
+        for j in range(q.shape[0]):
+            prof[b, j] = pssm[j, b] if use_pssm else subst[q[j], b]
+
+
 @njit(parallel=True, nogil=True, cache=True)
-def _batch(q_codes, q_offsets, t_codes, t_offsets, keys, subst, opening, extend, seed,
-           chunk_pair, chunk_start, chunk_stop, out, max_m, max_n):
+def _batch(q_codes, q_offsets, t_codes, t_offsets, pair_query, pair_target, order, bounds,
+           keys, subst, pssm, use_pssm, opening, extend, seed, chunk_group, chunk_start,
+           chunk_stop, out, max_m, max_n):
     k_letters = subst.shape[0]
-    for c in prange(chunk_pair.shape[0]):
-        k = chunk_pair[c]
-        q = q_codes[q_offsets[k]:q_offsets[k + 1]]
-        t = t_codes[t_offsets[k]:t_offsets[k + 1]]
-        m, n = q.shape[0], t.shape[0]
-        prof = np.empty((k_letters, max(m, 1)), dtype=np.int32)
-        for b in range(k_letters):
-            for j in range(m):
-                prof[b, j] = subst[q[j], b]
+    for c in prange(chunk_group.shape[0]):
+        g = chunk_group[c]
+        target = pair_target[order[bounds[g]]]
+        t = t_codes[t_offsets[target]:t_offsets[target + 1]]
+        n = t.shape[0]
+        first, stop = chunk_start[c], chunk_stop[c]
+        # the chunk's slots of the target, made once for all of the group's queries
+        letters = np.empty((stop - first, max_n + 1), dtype=np.uint8)
+        state = np.empty(STATE, dtype=np.uint64)
+        for slot in range(first, stop):
+            row = letters[slot - first]
+            row[:n] = t
+            if slot:
+                start_stream(state, seed, np.uint64(keys[target]), np.uint64(slot - 1))
+                shuffle_in_place(row, n, state)
+        prof = np.empty((k_letters, max(max_m, 1)), dtype=np.int32)
         h_row = np.empty(max_m + 1, dtype=np.int32)
         f_row = np.empty(max_m + 1, dtype=np.int32)
-        letters = np.empty(max_n + 1, dtype=np.uint8)
-        state = np.empty(STATE, dtype=np.uint64)
-        for slot in range(chunk_start[c], chunk_stop[c]):
-            letters[:n] = t
-            if slot:
-                start_stream(state, seed, np.uint64(keys[k]), np.uint64(slot - 1))
-                shuffle_in_place(letters, n, state)
-            out[k, slot] = _score(prof, m, letters, n, opening, extend, h_row, f_row)
+        for r in range(bounds[g], bounds[g + 1]):
+            k = order[r]
+            query = pair_query[k]
+            q = q_codes[q_offsets[query]:q_offsets[query + 1]]
+            _profile(prof[:, :q.shape[0]], q, subst,
+                     pssm[q_offsets[query]:q_offsets[query + 1]], use_pssm)
+            for slot in range(first, stop):
+                out[k, slot] = _score(prof, q.shape[0], letters[slot - first], n, opening,
+                                      extend, h_row, f_row)
 
 
-def _chunks(pairs: int, slots: int, threads: int):
-    """(pair, start slot, stop slot) of each chunk: about 8 chunks per thread, <= 64 slots."""
-    size = max(1, min(64, slots, pairs * slots // (8 * threads) or 1))
-    per_pair = -(-slots // size)
-    pair = np.repeat(np.arange(pairs, dtype=np.int64), per_pair)
-    start = np.tile(np.arange(per_pair, dtype=np.int64) * size, pairs)
-    return pair, start, np.minimum(start + size, slots)
+def _chunks(costs: np.ndarray, slots: int, threads: int):
+    """(group, start slot, stop slot) of each chunk: slots of one group in chunks of up to
+    64, fewer where the work is small (about 8 chunks a thread)."""
+    size = max(1, min(64, slots, len(costs) * slots // (8 * threads) or 1))
+    per_group = -(-slots // size)
+    group = np.repeat(np.arange(len(costs), dtype=np.int64), per_group)
+    start = np.tile(np.arange(per_group, dtype=np.int64) * size, len(costs))
+    order = np.argsort(-np.repeat(costs, per_group), kind="stable")  # costliest first
+    return group[order], start[order], np.minimum(start + size, slots)[order]
 
 
 def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
-                 pairs: np.ndarray, shuffles: int, seed: int, threads: int | None = None
+                 pairs: np.ndarray, keys: np.ndarray, shuffles: int, seed: int,
+                 threads: int | None = None, profiles: list[np.ndarray] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Best local scores of queries[k] against targets[k] and against its shuffles.
+    """Best local scores of each pair (query index, target index) and of the pair's query
+    against shuffles of its target.
 
-    pairs[k] is the `pair` of pair k's RNG key (stats/shuffle.py). Returns
-    (real int32[P], shuffled int32[P, shuffles]), shuffled[k, s] the score against shuffle s.
+    keys[t] is target t's RNG key (stats/shuffle.py); profiles[q] (int32 [m, K]), if
+    given, scores query q's position j against target letter b instead of the matrix.
+    Returns (real int32[P], shuffled int32[P, shuffles]), shuffled[k, s] the score
+    against shuffle s of pair k's target.
     """
-    queries, targets, pairs = check_local_inputs(scheme, queries, targets, pairs, shuffles,
-                                                 seed)
+    queries, targets, pairs, keys, profiles = check_local_inputs(
+        scheme, queries, targets, pairs, keys, shuffles, seed, profiles)
     slots = shuffles + 1
     out = np.zeros((len(pairs), slots), dtype=np.int32)
     if len(pairs):
@@ -170,9 +197,16 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
 
         q_codes, q_offsets = concatenate(queries)
         t_codes, t_offsets = concatenate(targets)
-        chunk_pair, start, stop = _chunks(len(pairs), slots, get_num_threads())
-        _batch(q_codes, q_offsets, t_codes, t_offsets, pairs, scheme.matrix(),
-               scheme.gap_open + scheme.gap_extend, scheme.gap_extend, np.uint64(seed),
-               chunk_pair, start, stop, out, int(np.diff(q_offsets).max()),
-               int(np.diff(t_offsets).max()))
+        k_letters = len(scheme.alphabet)
+        pssm = (np.concatenate(profiles).reshape(-1, k_letters) if profiles
+                else np.zeros((0, k_letters), dtype=np.int32))
+        order, bounds = target_groups(pairs[:, 1], GROUP_PAIRS)
+        m, n = np.diff(q_offsets)[pairs[:, 0]], np.diff(t_offsets)[pairs[:, 1]]
+        costs = np.add.reduceat((m * n)[order], bounds[:-1]) if len(order) else m
+        group, start, stop = _chunks(costs, slots, get_num_threads())
+        _batch(q_codes, q_offsets, t_codes, t_offsets, pairs[:, 0].copy(),
+               pairs[:, 1].copy(), order, bounds, keys, scheme.matrix(), pssm,
+               profiles is not None, scheme.gap_open + scheme.gap_extend,
+               scheme.gap_extend, np.uint64(seed), group, start, stop, out,
+               int(np.diff(q_offsets).max(initial=0)), int(np.diff(t_offsets).max(initial=0)))
     return out[:, 0].copy(), out[:, 1:].copy()

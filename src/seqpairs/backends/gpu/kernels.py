@@ -117,14 +117,15 @@ VARIANTS = {
                                                             "REVERSE": 1}, 112),
     "align_starts_table": Variant("align.cu", "align_pairs", {"STRIP": 28, "WORD": 0,
                                                              "REVERSE": 1}, 128),
-    # PSSE, one block per pair: two shuffles per thread in 16-bit lanes with a score word
-    # per letter pair (small alphabets) or an int8 profile, or one shuffle in 32 bits
-    "local_16_word": Variant("local.cu", "psse_local",
-                             {"STRIP": 28, "LANES": 2, "WORD_PROFILE": 1, "BLOCK": BLOCK}, 128),
-    "local_16_int8": Variant("local.cu", "psse_local",
-                             {"STRIP": 32, "LANES": 2, "WORD_PROFILE": 0, "BLOCK": BLOCK}, 128),
-    "local_32": Variant("local.cu", "psse_local",
-                        {"STRIP": 24, "LANES": 1, "WORD_PROFILE": 1, "BLOCK": BLOCK}, 128),
+    # PSSE, one block per group of pairs sharing a target: two shuffles per thread in
+    # 16-bit lanes with a score word per letter pair (small alphabets) or an int8 profile,
+    # or one shuffle in 32 bits; each also with the queries' PSSMs (_pssm)
+    **{f"{name}{suffix}": Variant("local.cu", "psse_local",
+                                  {"STRIP": strip, "LANES": lanes, "WORD_PROFILE": word,
+                                   "BLOCK": BLOCK, "PSSM": pssm}, 128)
+       for name, strip, lanes, word in (("local_16_word", 28, 2, 1),
+                                        ("local_16_int8", 32, 2, 0), ("local_32", 24, 1, 1))
+       for suffix, pssm in (("", 0), ("_pssm", 1))},
 }
 
 
