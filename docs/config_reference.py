@@ -36,12 +36,15 @@ def allowed(spec: dict) -> str:
     return " ".join(part for part in [kind, *bounds] if part)
 
 
-def table(properties: dict, defaults: dict) -> list[str]:
-    rows = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
+def table(properties: dict, defaults: dict, header: bool = True, prefix: str = "") -> list[str]:
+    """Rows of the keys, a nested section's keys after it as `section.key`."""
+    rows = ["| key | default | allowed | meaning |", "|---|---|---|---|"] if header else []
     for key, spec in properties.items():
         default = defaults.get(key, spec.get("default"))
-        rows.append(f"| `{key}` | `{json.dumps(default)}` | {allowed(spec)} | "
+        rows.append(f"| `{prefix}{key}` | `{json.dumps(default)}` | {allowed(spec)} | "
                     f"{text(spec.get('description', ''))} |")
+        if "properties" in spec:
+            rows += table(spec["properties"], default or {}, False, f"{prefix}{key}.")
     return rows
 
 
@@ -56,7 +59,9 @@ def render(schema: dict) -> str:
              text(top["defaults"]["description"]), ""]
     for stage, entry in top["defaults"]["properties"].items():
         stage_defs = defs[stage]
-        defaults = {k: v["default"] for k, v in entry.get("properties", {}).items()}
+        defaults = {k: v["default"] if "properties" not in v else
+                    {kk: vv["default"] for kk, vv in v["properties"].items()}
+                    for k, v in entry.get("properties", {}).items()}
         lines += [f"### `{stage}`", "", text(stage_defs["description"]), "",
                   *table(stage_defs["properties"], defaults), ""]
     dataset = defs["dataset"]

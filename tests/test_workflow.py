@@ -796,6 +796,43 @@ def test_a_dataset_picks_its_psse_fit(run):
                      r"--fit moments", output), output
 
 
+def test_a_protein_dataset_scores_psse_with_its_matrix_gaps_and_pssms(run, tmp_path):
+    """psse.protein: the matrix, gaps and PSSM folder reach `seqpairs psse`, whose scores
+    are then the plain reference's with each query's PSSM; DNA datasets' commands stay."""
+    import reference_local
+    from seqpairs.formats.pssm import read_pssm
+    from seqpairs.scoring import LocalScheme
+    from test_pssm import pssm_text
+
+    work = tmp_path / "copy"
+    shutil.copytree(run, work, symlinks=True)
+    unique = results(work, "ingest", "tiny.protein") / "unique.fasta"
+    lines = unique.read_text().splitlines()
+    seqs = {head[1:].split(";")[0]: seq for head, seq in zip(lines[::2], lines[1::2])}
+    (work / "pssm").mkdir()
+    for k, (name, seq) in enumerate(seqs.items()):  # BLOSUM62's rows, some scores raised
+        bump = {(1 + (k * 7 + j) % len(seq), "W"): 5 for j in range(3)}
+        (work / "pssm" / f"{name}.pssm").write_text(pssm_text(seq, bump=bump))
+    config = with_override(TINY, "tiny.protein", "psse",
+                           protein={"gap_open": 10, "gap_extend": 2, "pssm": "pssm"})
+    write_config(work, config)
+    proc = snakemake(work, "--cores", "2", "--printshellcmds",
+                     "results/psse/tiny.protein/psse.tsv")
+    assert re.search(r"seqpairs psse .*--alphabet protein .*--gap-open 10 --gap-extend 2 "
+                     r"--pssm pssm", proc.stdout + proc.stderr)
+    assert [rule for rule, _ in planned_jobs(proc)] == ["psse"]
+    scheme = LocalScheme.from_matrix("BLOSUM62", 10, 2)
+    table = pd.read_csv(results(work, "psse", "tiny.protein") / "psse.tsv", sep="\t")
+    assert len(table) >= 3
+    for query, target, score in zip(table["query"], table["target"], table["score"]):
+        _, profile = read_pssm(work / "pssm" / f"{query}.pssm", scheme)
+        assert score == reference_local.score(scheme.encode(seqs[query], query),
+                                              scheme.encode(seqs[target], target), scheme,
+                                              profile), (query, target)
+    plain = pd.read_csv(results(run, "psse", "tiny.protein") / "psse.tsv", sep="\t")
+    assert (plain["score"] != table["score"]).any()
+
+
 def test_report_shows_the_psse_plots(run, tmp_path):
     import json
     import zipfile

@@ -406,6 +406,21 @@ LOCAL_SCORES = {
 }
 
 
+# psse's section of each alphabet with its own scores (psse.protein): null values leave
+# the command's defaults
+ALPHABET_PSSE = {
+    "matrix": "--matrix",
+    "gap_open": "--gap-open",
+    "gap_extend": "--gap-extend",
+    "pssm": "--pssm",
+}
+
+
+def psse_alphabet_section(wildcards):
+    """psse's section of the dataset's alphabet ({} for DNA: its scores are psse's own)."""
+    return stage(wildcards, "psse").get(stage(wildcards, "ingest")["alphabet"]) or {}
+
+
 def psse_options(wildcards):
     alphabet = stage(wildcards, "ingest")["alphabet"]
     flags = {
@@ -415,7 +430,18 @@ def psse_options(wildcards):
         "fit": "--fit",
         "alpha": "--alpha",
     }
-    return stage_options("psse", flags, fixed=["--alphabet", alphabet])(wildcards)
+    section = psse_alphabet_section(wildcards)
+    own = option_list((flag, section.get(key)) for key, flag in ALPHABET_PSSE.items())
+    return [
+        *stage_options("psse", flags, fixed=["--alphabet", alphabet])(wildcards),
+        *own,
+    ]
+
+
+def psse_pssm(wildcards):
+    """The PSSM folder of the dataset's psse, an input when there is one."""
+    folder = psse_alphabet_section(wildcards).get("pssm")
+    return [folder] if folder else []
 
 
 # what the annotation table holds: BLAST's names (formats/hits.py)

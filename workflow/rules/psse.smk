@@ -12,6 +12,7 @@ rule psse:
     input:
         unique="results/ingest/{dataset}/unique.fasta",
         pairs="results/filter/{dataset}/kept.tsv",
+        pssm=psse_pssm,
     output:
         table="results/psse/{dataset}/psse.tsv",
         histograms=report(
