@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_psse import timed  # benchmarks/ is on the path of a script run from it
 
 from seqpairs.backends.cpu import local as cpu_local
 from seqpairs.scoring import LocalScheme
@@ -76,15 +77,6 @@ def write_fasta(path: Path, seqs: dict[str, str]) -> Path:
     return path
 
 
-def timed(call, repeats: int = 1) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def single_pairs(args, rng, gpu_local) -> None:
     print("\n## single pairs: one query against one subject and its shuffles")
     print("length\tshuffles\tgpu_s\tgpu_GCUPS\tcpu_1_thread_s\tcpu_GCUPS\tspeedup")
@@ -97,7 +89,7 @@ def single_pairs(args, rng, gpu_local) -> None:
         if not all(np.array_equal(a, b) for a, b in zip(got, want)):
             sys.exit(f"GPU and CPU scores differ at {length} aa")
         gpu = timed(lambda: gpu_local.local_scores(SCHEME, *call), 3)
-        cpu = timed(lambda: cpu_local.local_scores(SCHEME, *call, 1))
+        cpu = timed(lambda: cpu_local.local_scores(SCHEME, *call, 1), 1)
         cells = length * length * (args.shuffles + 1)
         print(f"{length}\t{args.shuffles}\t{gpu:.4f}\t{cells / gpu / 1e9:.0f}\t{cpu:.2f}\t"
               f"{cells / cpu / 1e9:.3f}\t{cpu / gpu:.0f}x", flush=True)
@@ -120,7 +112,7 @@ def engine(args, queries, subjects, profiles, gpu_local) -> None:
                                        args.shuffles, 1, profiles=table)
 
         gpu_local.local_scores(SCHEME, q, t, order[:64], keys, 8, 1, profiles=table)  # compile
-        seconds = timed(run)
+        seconds = timed(run, 1)
         print(f"{name}\t{seconds:.2f}\t{cells / seconds / 1e9:.0f}", flush=True)
 
 
