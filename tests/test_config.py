@@ -187,8 +187,9 @@ def test_every_key_is_documented_and_closed():
         if "$ref" in sub and set(sub) <= {"$ref", "default", "properties"}:
             # `defaults.<stage>`: the documented $defs entry plus default values
             continue
-        if path.startswith("schema.defaults.") and path.count(".") == 3:
-            continue  # default-value-only entries of `defaults.<stage>.<key>`
+        if path.startswith("schema.defaults.") and path.count(".") >= 3 \
+                and set(sub) <= {"default", "properties"}:
+            continue  # default-value-only entries of `defaults.<stage>.<key>` (and nested)
         assert sub.get("description"), f"{path} has no description"
         if sub.get("type") == "object" and "properties" in sub:
             assert sub.get("additionalProperties") is False, f"{path} accepts unknown keys"
