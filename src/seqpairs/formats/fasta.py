@@ -97,10 +97,11 @@ def read_unique_fasta(path: str, alphabet: str = DNA) -> SequenceSet:
     return SequenceSet(ids, seqs, np.asarray(sizes, dtype=np.int64), codes, offsets)
 
 
-def read_coded_set(path: str, scheme) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+def read_coded_set(path: str, scheme, max_length: int | None = MAX_LENGTH
+                   ) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     """Ids (position of each) and the records' codes under `scheme`'s alphabet end to end,
     with where each starts (alphabet.encode_all, all records at once); ids must be unique
-    and sequences 1 to MAX_LENGTH letters."""
+    and sequences 1 to max_length letters (None: any length)."""
     ids, seqs = {}, []
     for name, _, seq in records(path):
         if name in ids:
@@ -110,10 +111,10 @@ def read_coded_set(path: str, scheme) -> tuple[dict[str, int], np.ndarray, np.nd
     names = list(ids)
     codes, offsets = encode_all(seqs, scheme.alphabet, path, names)
     lengths = np.diff(offsets)
-    if lengths.size and lengths.max() > MAX_LENGTH:  # checked here, alike on every MPI rank
-        k = int(np.argmax(lengths > MAX_LENGTH))
+    if max_length and lengths.size and lengths.max() > max_length:  # alike on every rank
+        k = int(np.argmax(lengths > max_length))
         raise UserError(f"{path}:{names[k]}: {lengths[k]} letters, more than the kernels' "
-                        f"limit of {MAX_LENGTH}")
+                        f"limit of {max_length}")
     return ids, codes, offsets
 
 

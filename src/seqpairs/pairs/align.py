@@ -98,6 +98,14 @@ def align(backend: Backend, scheme: LocalScheme, mode: AlignMode, codes: np.ndar
                                                 kept[0].pair, top))]
     hits = _concatenate(kept)
     log.info("%d pairs aligned, %d kept", numbered, len(hits.score))
+    return locate(backend, scheme, mode, codes, offsets, hits, threads, trace)
+
+
+def locate(backend: Backend, scheme: LocalScheme, mode: AlignMode, codes: np.ndarray,
+           offsets: np.ndarray, hits: Hits, threads: int | None = None,
+           trace: bool = False) -> Hits:
+    """The hits (score and ends known) with their starts, by the reverse pass from each
+    end, and with trace their alignments (kernel 2 of SSCA#1); hits changed in place."""
     starts = backend.align_starts(codes, offsets, scheme, mode, threads)
     step = backend.pairs_per_batch
     for lo in range(0, len(hits.score), step):

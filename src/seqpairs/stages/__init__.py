@@ -7,7 +7,7 @@ filter), stats/ (psse), cluster/, report/.
 
 STAGES = ("simulate", "ingest", "binning", "distance", "filter", "psse", "cluster", "report")
 # Commands beside the pipeline's stages, built the same way.
-TOOLS = ("align",)
+TOOLS = ("align", "scan")
 # The module of each subcommand (aliases too), so that a command imports only its own
 # stage (tests/test_cli.py checks it against what the modules register).
 COMMANDS = {**{name: name for name in STAGES + TOOLS}, "bin": "binning", "merge": "distance"}

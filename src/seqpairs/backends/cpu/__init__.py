@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import Backend
-from . import affine, align, band, local, qgrams, seqdist, trace_affine, trace_seqdist
+from . import affine, align, band, local, qgrams, scan, seqdist, trace_affine, trace_seqdist
 
 BACKEND = Backend(
     name="cpu",
@@ -25,6 +25,7 @@ BACKEND = Backend(
     align_ends=align.ends,
     align_starts=align.starts,
     trace_windows=align.trace_windows,
+    scan_peaks=scan.peaks,
     affine_counts_traced=True,
     # measured on C005's reads against the full kernel (benchmarks/RESULTS.md); a wider
     # band costs more than the full alignment it would spare

@@ -1,0 +1,182 @@
+"""`seqpairs scan` (pairs/scan.py, backends/cpu/scan.py): the hits of queries along long
+targets against the plain reference (tests/reference_scan.py), blocks against one block,
+kernel 2's alignments rescored and against parasail, and the command."""
+import numpy as np
+import pandas as pd
+import parasail
+import pytest
+
+import reference_scan
+from reference_align import rescore
+from seqpairs.backends import select
+from seqpairs.pairs import scan
+from seqpairs.scoring import LocalScheme
+
+SCHEMES = {
+    "ssca1": LocalScheme.dna(5, -3, 8, 1),
+    "blastn": LocalScheme.dna(2, -3, 5, 2),
+    "blosum62": LocalScheme.from_matrix("BLOSUM62", 11, 1),
+    # no symmetry: catches query and target swapped
+    "asymmetric": LocalScheme("ACGT", ((3, -2, -5, -1), (-4, 2, -1, -6), (-6, 0, 1, -3),
+                                       (-2, -5, -4, 4)), 2, 1),
+}
+CPU = select("cpu")
+
+
+def planted(rng, k, query, n, copies):
+    """A random target of n letters with `copies` mutated copies of the query in it."""
+    t = rng.integers(0, k, n).astype(np.uint8)
+    for _ in range(copies):
+        copy = query.copy()
+        hit = rng.random(len(copy)) < 0.15
+        copy[hit] = rng.integers(0, k, hit.sum())
+        if rng.random() < 0.5:  # a gap in it
+            cut = int(rng.integers(1, len(copy)))
+            copy = np.r_[copy[:cut], copy[cut + int(rng.integers(1, 4)):]]
+        at = int(rng.integers(0, max(1, n - len(copy))))
+        t[at:at + len(copy)] = copy[:n - at]
+    return t
+
+
+def engine_hits(scheme, queries, targets, top, **options):
+    hits = scan.scan(CPU, scheme, queries, targets, top, threads=2, **options)
+    return [(int(q), int(t), int(s), int(a), int(b), int(c), int(d)) for q, t, s, a, b, c, d in
+            zip(hits.query, hits.target, hits.score, hits.qstart, hits.qend, hits.tstart,
+                hits.tend)]
+
+
+def reference_hits(scheme, queries, targets, top, **options):
+    return [(k, r, *hit) for k, q in enumerate(queries) for r, t in enumerate(targets)
+            for hit in reference_scan.hits(q, t, scheme, top, **options)]
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_hits_equal_the_reference(name):
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(1)
+    k = min(len(scheme.alphabet), 20)
+    queries = [rng.integers(0, k, m).astype(np.uint8) for m in (12, 25)]
+    targets = [planted(rng, k, queries[0], 180, 3), planted(rng, k, queries[1], 150, 2),
+               rng.integers(0, k, 7).astype(np.uint8)]
+    for top, options in ((5, {}), (40, {"half": 3}), (3, {"min_score": 20}), (8, {"half": 0})):
+        want = reference_hits(scheme, queries, targets, top, **options)
+        assert engine_hits(scheme, queries, targets, top, **options) == want, (top, options)
+        # blocks of a few rows: the same hits (the span bound keeps every row exact)
+        assert engine_hits(scheme, queries, targets, top, block_rows=4, **options) == want
+    # the planted copies are found: the first target's best hit holds most of its query
+    best = [h for h in want if h[:2] == (0, 0)][0]
+    assert best[4] - best[3] >= 7
+
+
+def test_adversarial_targets():
+    """Tandem repeats (many equal scores: the earlier end wins), homopolymers, a target
+    shorter than the query, a single letter, and gaps of any length costing the same
+    (no span bound: one block)."""
+    rng = np.random.default_rng(2)
+    unit = rng.integers(0, 4, 9).astype(np.uint8)
+    cases = [
+        (SCHEMES["ssca1"], unit, np.tile(unit, 30)),
+        (SCHEMES["ssca1"], np.r_[unit, unit], np.tile(unit, 30)),
+        (SCHEMES["blastn"], np.zeros(10, np.uint8), np.r_[np.zeros(40, np.uint8),
+                                                           np.ones(5, np.uint8),
+                                                           np.zeros(25, np.uint8)]),
+        (SCHEMES["asymmetric"], rng.integers(0, 4, 30).astype(np.uint8),
+         rng.integers(0, 4, 12).astype(np.uint8)),
+        (SCHEMES["ssca1"], unit, unit[:1]),
+        (LocalScheme.dna(3, -2, 4, 0), unit, planted(rng, 4, unit, 120, 4)),
+    ]
+    for scheme, query, target in cases:
+        want = reference_hits(scheme, [query], [target], 50)
+        assert engine_hits(scheme, [query], [target], 50) == want
+        assert engine_hits(scheme, [query], [target], 50, block_rows=3) == want
+        assert engine_hits(scheme, [query], [target], 50, half=1) == \
+            reference_hits(scheme, [query], [target], 50, half=1)
+
+
+def test_span_bound_is_the_longest_positive_alignment():
+    # m best pairs with one gap in the query: the longest target span still scoring >= 1
+    for scheme, m in ((SCHEMES["ssca1"], 4), (SCHEMES["blastn"], 9), (SCHEMES["blosum62"], 5)):
+        best = max(map(max, scheme.subst))
+        span = scan.span_bound(m, scheme)
+        gap = span - m  # target letters against the gap
+        assert best * m - (scheme.gap_open + gap * scheme.gap_extend) >= 1
+        assert best * m - (scheme.gap_open + (gap + 1) * scheme.gap_extend) < 1
+    assert scan.span_bound(3, LocalScheme.dna(1, -1, 5, 0)) == 3  # no gap can pay
+    assert scan.span_bound(30, LocalScheme.dna(1, -1, 5, 0)) is None  # gap_extend 0
+
+
+@pytest.mark.parametrize("name", ["ssca1", "blosum62"])
+def test_alignments_rescore_and_equal_parasail(name):
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(3)
+    k = min(len(scheme.alphabet), 20)
+    query = rng.integers(0, k, 40).astype(np.uint8)
+    target = planted(rng, k, query, 3000, 6)
+    hits = scan.scan(CPU, scheme, [query], [target], 10, threads=2, trace=True,
+                     block_rows=500)
+    letters = np.array(list(scheme.alphabet))
+    q, t = "".join(letters[query]), "".join(letters[target])
+    matrix = parasail.matrix_create(scheme.alphabet, 0, 0)
+    for a in range(len(scheme.alphabet)):
+        for b in range(len(scheme.alphabet)):
+            matrix.set_value(a, b, scheme.subst[a][b])
+    runs = hits.runs
+    for h in range(len(hits.score)):
+        ops = [("=XID"[runs.ops[r]], int(runs.lengths[r]))
+               for r in range(runs.offsets[h], runs.offsets[h + 1])]
+        total, i, j = rescore(q, t, (hits.qstart[h], hits.tstart[h]), ops, scheme)
+        assert (total, i, j) == (hits.score[h], hits.qend[h], hits.tend[h])
+        window = t[hits.tstart[h] - 1:hits.tend[h]]
+        assert parasail.sw(q[hits.qstart[h] - 1:hits.qend[h]], window,
+                           scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+                           matrix).score == hits.score[h]
+    assert len(hits.score) == 10 and hits.score[0] > 100
+
+
+def test_cli(tmp_path, cli):
+    rng = np.random.default_rng(4)
+    query = rng.integers(0, 4, 50).astype(np.uint8)
+    long_target = planted(rng, 4, query, 40_000, 3)  # past the pair kernels' 16,383
+    letters = np.array(list("ACGT"))
+    (tmp_path / "q.fa").write_text(f">q1 a query\n{''.join(letters[query])}\n")
+    (tmp_path / "t.fa").write_text(f">chr1\n{''.join(letters[long_target])}\n"
+                                   f">chr2\n{''.join(letters[long_target[:900]])}\n")
+    out = tmp_path / "hits.tsv"
+    code, _, err = cli("-q", "scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
+                       out, "--preset", "ssca1", "--top", "4", "--threads", "2", "--columns",
+                       "qseqid,sseqid,score,qstart,qend,sstart,send,cigar")
+    assert code == 0, err
+    table = pd.read_csv(out, sep="\t")
+    want = reference_hits(SCHEMES["ssca1"], [query], [long_target[:900]], 4)
+    chr2 = table[table["sseqid"] == "chr2"]
+    assert [tuple(r) for r in chr2[["score", "qstart", "qend", "sstart", "send"]].to_numpy()] \
+        == [w[2:] for w in want]
+    chr1 = table[table["sseqid"] == "chr1"]
+    assert len(chr1) == 4 and chr1["score"].is_monotonic_decreasing
+    assert chr1["score"].iloc[0] > 150
+    # gap and mismatch options beside the preset win
+    code, _, err = cli("-q", "scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
+                       out, "--preset", "ssca1", "--mismatch", "-4", "--top", "1")
+    assert code == 0, err
+    assert len(pd.read_csv(out, sep="\t")) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--preset", "ssca1", "--alphabet", "protein"], "--preset ssca1 scores DNA"),
+    (["--top", "0"], "--top"),
+    (["--gap-open", "0", "--gap-extend", "0"], "a gap must cost something"),
+])
+def test_cli_refusals(tmp_path, cli, argv, message):
+    (tmp_path / "q.fa").write_text(">q\nACGTACGT\n")
+    (tmp_path / "t.fa").write_text(">t\nACGTACGTAAAA\n")
+    code, _, err = cli("scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
+                       tmp_path / "o.tsv", *argv)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_query_past_the_limit_is_one_line(tmp_path, cli):
+    (tmp_path / "q.fa").write_text(">q\n" + "A" * 16_384 + "\n")
+    (tmp_path / "t.fa").write_text(">t\nACGT\n")
+    code, _, err = cli("scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
+                       tmp_path / "o.tsv")
+    assert code == 2 and "16384 letters, more than the kernels' limit" in err
