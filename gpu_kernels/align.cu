@@ -596,6 +596,101 @@ extern "C" __global__ void align_long(
     found = warp_best(found);
     if (lane == 0) put(k, p, found, out_score, out_q, out_t);
 }
+
+#if !REVERSE
+// --- seqpairs scan: every row's best, a warp a block of a long target (scan_rows) ---
+//
+// align_long's wavefront over a block of target rows (src/seqpairs/pairs/scan.py: rows
+// lo + 1 .. hi of the target from a fresh border at row lo), local mode, and instead of
+// the best cell, each row's key: its best H and first query column, packed as
+// H << COLUMN_BITS | (COLUMN_MASK - column) (backends/common.py) so that the largest key
+// holds both. A lane adds its own columns' best to the key it is handed with the row's H
+// and E (a third shuffle); lane 31 stores the row's key (and edge) for the next tile,
+// whose lane 0 starts from it. Padding columns past the query do not count.
+#define COLUMN_BITS 15
+#define COLUMN_MASK ((1 << COLUMN_BITS) - 1)
+
+extern "C" __global__ void scan_rows(
+    const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_offsets,
+    const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_offsets,
+    const long long* __restrict__ item_query, const long long* __restrict__ item_target,
+    const long long* __restrict__ item_lo, const long long* __restrict__ item_hi,
+    const long long* __restrict__ item_base,  // each block's first row in edge and keys
+    const int nitems, const int* __restrict__ subst, const int letters, const int opening,
+    const int extend, int2* __restrict__ edge, long long* __restrict__ keys)
+{
+    __shared__ int s_subst[MAX_TABLE];
+    load_table(s_subst, subst, letters);
+    const int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (k >= nitems) return;  // the whole warp
+    const long long q = item_query[k];
+    const unsigned char* Q = q_codes + q_offsets[q];
+    const int m = (int)(q_offsets[q + 1] - q_offsets[q]);
+    const unsigned char* T = t_codes + t_offsets[item_target[k]] + item_lo[k];
+    const int rows = (int)(item_hi[k] - item_lo[k]);
+    int2* row_edge = edge + item_base[k] - 1;  // [row], rows 1 .. rows
+    long long* row_key = keys + item_base[k] - 1;
+    for (int j0 = 0; j0 < m; j0 += 32 * COLS) {
+        const int c0 = j0 + lane * COLS;  // this lane's columns: c0 + 1 .. c0 + COLS
+        const bool last_tile = j0 + 32 * COLS >= m;
+        Column col[COLS];
+        int h[COLS], f[COLS];
+#pragma unroll
+        for (int t = 0; t < COLS; t++) {
+            const int j = c0 + t + 1;
+            col[t] = column(j <= m ? Q[j - 1] : -1, s_subst, letters);
+            h[t] = 0;              // H(0, j)
+            f[t] = -opening;       // F(1, j)
+        }
+        int up_left = 0;
+        int sent_h = 0, sent_e = 0;
+        long long sent_key = 0;
+        for (int s = 1; s <= rows + 31; s++) {
+            int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
+            int e = __shfl_up_sync(FULL_WARP, sent_e, 1);
+            long long key = __shfl_up_sync(FULL_WARP, sent_key, 1);
+            const int i = s - lane;
+            if (i < 1 || i > rows) continue;
+            if (lane == 0) {
+                if (j0 == 0) {
+                    left_h = 0;       // H(i, 0)
+                    e = -opening;     // E(i, 1)
+                    key = 0;
+                } else {
+                    const int2 v = row_edge[i];
+                    left_h = v.x;
+                    e = v.y;
+                    key = row_key[i];
+                }
+            }
+            const u32 sel = selector(T[i - 1]);
+            int diag = up_left;
+            up_left = left_h;
+#pragma unroll
+            for (int t = 0; t < COLS; t++) {
+                const int d = add_max(diag, step(col[t], sel, s_subst), f[t]);
+                const int v = max3(d, e, 0);
+                diag = h[t];
+                h[t] = v;
+                const int v_open = v - opening;
+                e = add_max(e, -extend, v_open);
+                f[t] = add_max(f[t], -extend, v_open);
+                if (c0 + t < m)
+                    key = max(key, ((long long)v << COLUMN_BITS) | (COLUMN_MASK - (c0 + t)));
+            }
+            sent_h = h[COLS - 1];
+            sent_e = e;
+            sent_key = key;
+            if (lane == 31) {
+                if (!last_tile) row_edge[i] = make_int2(sent_h, sent_e);
+                row_key[i] = key;
+            }
+        }
+        __syncwarp();  // lane 31's edge and keys before lane 0 reads them in the next tile
+    }
+}
+#endif
 #endif
 
 #if TWO

@@ -61,10 +61,11 @@ where each starts, as formats.fasta.SequenceSet holds them):
       run offsets, ops, lengths, matches, mismatches, gap openings, score: the global
       alignment of each window (query qstart..qend against target tstart..tend) as runs
       of alignments.WINDOW_OPS; CPU only (None elsewhere).
-  scan_peaks(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, half, top, min_score,
-      threads) -> score, target end, query end (int64 [blocks, top]), filled (int64
-      [blocks]): the peaks of each block of a query against a long target (pairs/scan.py
-      defines them and the blocks); CPU only (None elsewhere: the CPU's is used).
+  scan_rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads) -> keys
+      (int64, the backend's array): for each block of a query against a long target
+      (pairs/scan.py), the key (common.COLUMN_BITS) of each of its rows lo + 1 .. hi: the
+      best local score of an alignment ending at that target letter and its first query
+      column, block after block.
 
 A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
 module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
@@ -106,7 +107,7 @@ class Backend:
     align_ends: Callable | None = None
     align_starts: Callable | None = None
     trace_windows: Callable | None = None
-    scan_peaks: Callable | None = None
+    scan_rows: Callable | None = None
     affine_counts_traced: bool = False
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)

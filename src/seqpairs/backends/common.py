@@ -44,6 +44,14 @@ def unpack(packed):
     return length, matches, seen * (last - first + 1), seen * (first - 1) + (1 - seen) * length
 
 
+# seqpairs scan's row keys (scan_rows): a row's best H and its first query column (0-based)
+# in one int64, H << COLUMN_BITS | (COLUMN_MASK - column), so that the larger key holds the
+# higher score, then the earlier column
+COLUMN_BITS = 15
+COLUMN_MASK = (1 << COLUMN_BITS) - 1
+assert MAX_LENGTH <= COLUMN_MASK
+
+
 # The traced affine alignment's counts that affine_counts gives (alignments.COUNTS names).
 AFFINE_COUNTS = ("score", "matches", "mismatches", "openings", "columns", "terminal_gaps",
                  "terminal_openings")

@@ -130,11 +130,15 @@ def _concatenate(parts: list[Hits]) -> Hits:
 
 def _trace(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Runs:
     """The alignments of every hit, in batches of about TRACE_CELLS window cells, on the
-    backend (the CPU's where it has no trace_windows)."""
+    backend, or the CPU's where it has no trace_windows or a batch holds fewer than
+    TRACE_SPREAD windows: a thread a window leaves a GPU idle on a few long windows (the
+    200 hits of a 4,096-letter query took 54 s on an H100, benchmarks/RESULTS.md)."""
     parts = []
-    trace_windows = backend.trace_windows or backends.select("cpu").trace_windows
+    cpu_trace = backends.select("cpu").trace_windows
     for lo, hi in _spans(hits, TRACE_CELLS):
         part = slice(lo, hi)
+        trace_windows = backend.trace_windows if backend.trace_windows and \
+            hi - lo >= TRACE_SPREAD else cpu_trace
         run_offsets, ops, lengths, matches, mismatches, openings, _ = trace_windows(
             codes, offsets, hits.query[part], hits.target[part], hits.qstart[part],
             hits.qend[part], hits.tstart[part], hits.tend[part], scheme, threads)
@@ -149,6 +153,7 @@ def _trace(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Run
 
 # window cells traced at once: a byte each, held by all threads together (~256 MiB)
 TRACE_CELLS = 1 << 28
+TRACE_SPREAD = 4096  # windows a batch needs for the backend's own (GPU) traceback
 
 
 def _spans(hits: Hits, cells: int):

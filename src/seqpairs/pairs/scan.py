@@ -12,8 +12,13 @@ earlier target end), best first: score, query end q(c), target end c; kernel 2 a
 start (AlignMode local's: the reverse pass from the end, pairs/align.locate) and, on
 request, the alignment.
 
-Blocks. A long target is cut into blocks of rows, computed independently (CPU threads
-now; GPUs or ranks the same way): the block reporting rows a..b computes rows lo + 1 .. hi
+Rows and peaks. The backend (scan_rows: CPU threads, or a warp a block on the GPU)
+gives every row's key, its best score and first query end (common.COLUMN_BITS); the
+peaks are found here, on the CPU cores, by a sliding-window maximum over each block's
+keys, ROWS_PER_CALL rows at a time.
+
+Blocks. A long target is cut into blocks of rows, computed independently (threads, warps;
+GPUs or ranks the same way): the block reporting rows a..b computes rows lo + 1 .. hi
 of T from a fresh border at row lo, with hi = min(n, b + half) and lo = max(0, a - half -
 span), span = span_bound(m). Its s(x) is exact for every row x it reads (a - half <= x <=
 hi): a local alignment scoring >= 1 spans at most `span` target letters, so any that ends at
@@ -28,10 +33,11 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from numba import njit, prange
 
 from .. import backends
 from ..backends import Backend
-from ..backends.common import concatenate
+from ..backends.common import COLUMN_BITS, COLUMN_MASK, concatenate
 from ..errors import UserError
 from ..scoring import LocalScheme
 from ..scoring.local import MODES
@@ -39,6 +45,7 @@ from .align import Hits, locate
 
 log = logging.getLogger("seqpairs.scan")
 LEAST_BLOCK = 1 << 16  # rows a block reports at least (its warm-up is half + span more)
+ROWS_PER_CALL = 1 << 26  # row keys (8 bytes each) of the blocks handed to a backend at once
 
 
 def span_bound(m: int, scheme: LocalScheme) -> int | None:
@@ -73,6 +80,71 @@ def plan_blocks(query_lengths, target_lengths, scheme: LocalScheme, half: int | 
     return {key: np.array(values, np.int64) for key, values in rows.items()}
 
 
+@njit(nogil=True, cache=True)
+def _block_peaks(keys, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
+                 out_tend, out_qend):
+    """The best `top` peaks (unordered) among rows report_lo..report_hi of a block whose
+    rows lo + 1..hi have keys[0:hi - lo]; returns how many. A sliding-window maximum over
+    the rows (a deque, earliest first among equal scores) decides each row as the last
+    row of its window arrives."""
+    ring = 2 * half + 2
+    deque = np.zeros(ring, np.int64)
+    head, size, kept = 0, 0, 0
+    first = max(lo + 1, report_lo - half)
+    for i in range(first, report_hi + half + 1):
+        if i <= hi:
+            score = keys[i - lo - 1] >> COLUMN_BITS
+            while size and keys[deque[(head + size - 1) % ring] - lo - 1] >> COLUMN_BITS < score:
+                size -= 1  # later rows of equal score stay behind earlier ones
+            deque[(head + size) % ring] = i
+            size += 1
+        c = i - half  # the row whose window ends here (or at n)
+        if c < report_lo or c > min(report_hi, n):
+            continue
+        while deque[head] < c - half:
+            head = (head + 1) % ring
+            size -= 1
+        key = keys[c - lo - 1]
+        score = key >> COLUMN_BITS
+        if deque[head] != c or score < min_score:
+            continue
+        if kept < top:
+            slot = kept
+            kept += 1
+        else:  # replace the weakest kept peak (the latest among equals), if this is better
+            slot = 0
+            for k in range(1, top):
+                if out_score[k] < out_score[slot] or (out_score[k] == out_score[slot] and
+                                                      out_tend[k] > out_tend[slot]):
+                    slot = k
+            if score <= out_score[slot]:
+                continue
+        out_score[slot], out_tend[slot] = score, c
+        out_qend[slot] = COLUMN_MASK - (key & COLUMN_MASK) + 1
+    return kept
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _peaks(keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
+           out_tend, out_qend, kept):
+    for k in prange(len(lo)):
+        kept[k] = _block_peaks(keys[base[k]:base[k + 1]], lo[k], hi[k], report_lo[k],
+                               report_hi[k], n[k], half[k], top, min_score, out_score[k],
+                               out_tend[k], out_qend[k])
+
+
+def _batches(spans: np.ndarray, most: int):
+    """Consecutive ranges of blocks holding at most `most` rows together (at least one
+    block each)."""
+    total = np.cumsum(spans)
+    start = 0
+    while start < len(spans):
+        before = total[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(total, before + most, side="right")))
+        yield start, stop
+        start = stop
+
+
 def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
          targets: list[np.ndarray], top: int, min_score: int = 1, half: int | None = None,
          threads: int | None = None, trace: bool = False,
@@ -88,20 +160,22 @@ def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
     t_codes, t_offsets = concatenate(targets)
     items = plan_blocks(np.diff(q_offsets), np.diff(t_offsets), scheme, half, block_rows)
     widths = np.diff(q_offsets)[items["query"]] if half is None else \
-        np.full(len(items["query"]), half)
-    peaks = backend.scan_peaks or backends.select("cpu").scan_peaks
-    parts = []
-    for width in np.unique(widths):  # one window width a call
-        chosen = widths == width
-        score, tend, qend, kept = peaks(q_codes, q_offsets, t_codes, t_offsets,
-                                        {key: a[chosen] for key, a in items.items()},
-                                        scheme, int(width), top, min_score, threads)
-        filled = np.arange(top)[None, :] < kept[:, None]
-        parts.append((np.repeat(items["query"][chosen], kept),
-                      np.repeat(items["target"][chosen], kept),
-                      score[filled], qend[filled], tend[filled]))
-    query, target, score, qend, tend = (np.concatenate(column) for column in zip(*parts)) \
-        if parts else (np.empty(0, np.int64) for _ in range(5))
+        np.full(len(items["query"]), half, np.int64)
+    records = np.diff(t_offsets)[items["target"]]
+    rows_of = backend.scan_rows or backends.select("cpu").scan_rows
+    score, tend, qend = (np.zeros((len(widths), top), np.int64) for _ in range(3))
+    kept = np.zeros(len(widths), np.int64)
+    for a, b in _batches(items["hi"] - items["lo"], ROWS_PER_CALL):
+        batch = {key: values[a:b] for key, values in items.items()}
+        keys = backend.to_host(rows_of(q_codes, q_offsets, t_codes, t_offsets, batch, scheme,
+                                       threads))
+        base = np.r_[0, np.cumsum(batch["hi"] - batch["lo"])].astype(np.int64)
+        _peaks(keys, base, batch["lo"], batch["hi"], batch["report_lo"], batch["report_hi"],
+               records[a:b], widths[a:b], top, min_score, score[a:b], tend[a:b],
+               qend[a:b], kept[a:b])
+    filled = np.arange(top)[None, :] < kept[:, None]
+    query, target = np.repeat(items["query"], kept), np.repeat(items["target"], kept)
+    score, qend, tend = score[filled], qend[filled], tend[filled]
     order = np.lexsort((tend, -score, target, query))
     query, target, score, qend, tend = (a[order] for a in (query, target, score, qend, tend))
     pair = query * len(targets) + target

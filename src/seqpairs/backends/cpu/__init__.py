@@ -25,7 +25,7 @@ BACKEND = Backend(
     align_ends=align.ends,
     align_starts=align.starts,
     trace_windows=align.trace_windows,
-    scan_peaks=scan.peaks,
+    scan_rows=scan.rows,
     affine_counts_traced=True,
     # measured on C005's reads against the full kernel (benchmarks/RESULTS.md); a wider
     # band costs more than the full alignment it would spare

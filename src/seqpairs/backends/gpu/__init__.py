@@ -21,7 +21,7 @@ def backend(device: int = 0) -> Backend:
     current device (one worker, one GPU)."""
     import cupy
 
-    from . import affine, align, band, local, qgrams, seqdist
+    from . import affine, align, band, local, qgrams, scan, seqdist
 
     cupy.cuda.Device(device % cupy.cuda.runtime.getDeviceCount()).use()
     return Backend(
@@ -43,4 +43,5 @@ def backend(device: int = 0) -> Backend:
         align_ends=align.ends,
         align_starts=align.starts,
         trace_windows=align.trace_windows,
+        scan_rows=scan.rows,
     )

@@ -1,0 +1,102 @@
+"""SSCA#1's kernels 1 and 2 with `seqpairs scan`'s engine: one query against one long
+random DNA target with copies of the query planted in it, SSCA#1's scores.
+
+    python benchmarks/bench_scan.py [--query 4096] [--target 1e8] [--cpu-target 2e6]
+                                    [--threads 1 16]
+
+GPU: the engine's rows (scan_rows) alone, then the whole scan with kernel 2 (starts and
+alignments of the --top 200 hits), checked equal to the CPU engine's hits on the first
+--check letters of the target. CPU: the whole scan on --cpu-target letters for each
+--threads count. GCUPS = query letters x target letters / seconds / 1e9 (the blocks'
+warm-up rows, computed twice, not counted).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import time
+
+import numpy as np
+
+from seqpairs.backends import select
+from seqpairs.backends.common import concatenate
+from seqpairs.pairs import scan
+from seqpairs.scoring import LocalScheme
+
+SCHEME = LocalScheme.dna(5, -3, 8, 1)
+
+
+def data(query_length: int, target_length: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    query = rng.integers(0, 4, query_length).astype(np.uint8)
+    target = rng.integers(0, 4, target_length).astype(np.uint8)
+    for at in rng.integers(0, target_length - query_length, 300):
+        copy = query.copy()
+        hit = rng.random(query_length) < 0.1
+        copy[hit] = rng.integers(0, 4, hit.sum())
+        target[at:at + query_length] = copy
+    return query, target
+
+
+def timed(call):
+    start = time.perf_counter()
+    result = call()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--query", type=int, default=4096)
+    parser.add_argument("--target", type=float, default=1e8)
+    parser.add_argument("--cpu-target", type=float, default=2e6)
+    parser.add_argument("--check", type=float, default=2e6)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--top", type=int, default=200)
+    parser.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--block-rows", type=int, nargs="+", default=[0],
+                        help="rows a block reports, for the GPU rows (0: the engine's)")
+    args = parser.parse_args()
+    query, target = data(args.query, int(args.target))
+    cells = lambda n: args.query * n / 1e9  # noqa: E731
+    print(f"# {datetime.date.today()}, query {args.query}, SSCA#1 scores, top {args.top}")
+    print("run\ttarget_letters\tseconds\tGCUPS")
+    if args.gpu:
+        import cupy
+
+        print(f"# {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+        gpu = select("gpu")
+        small = int(args.check)
+        want = scan.scan(select("cpu"), SCHEME, [query], [target[:small]], args.top)
+        got = scan.scan(gpu, SCHEME, [query], [target[:small]], args.top)
+        for field in ("score", "qstart", "qend", "tstart", "tend"):
+            if not np.array_equal(getattr(want, field), getattr(got, field)):
+                raise SystemExit(f"GPU and CPU hits differ ({field})")
+        for block_rows in args.block_rows:
+            blocks = scan.plan_blocks([args.query], [len(target)], SCHEME, None,
+                                      block_rows or None)
+            inputs = (*concatenate([query]), *concatenate([target]), blocks, SCHEME)
+
+            def rows():
+                keys = gpu.scan_rows(*inputs)
+                cupy.cuda.Device().synchronize()
+                return keys
+
+            rows()  # compile
+            seconds, _ = timed(rows)
+            print(f"gpu rows (kernel 1's scan), {len(blocks['lo'])} blocks\t{len(target)}\t"
+                  f"{seconds:.2f}\t{cells(len(target)) / seconds:.0f}", flush=True)
+        seconds, hits = timed(lambda: scan.scan(gpu, SCHEME, [query], [target], args.top,
+                                                trace=True))
+        print(f"gpu scan + kernel 2 (top {args.top}, traced)\t{len(target)}\t{seconds:.2f}\t"
+              f"{cells(len(target)) / seconds:.0f}", flush=True)
+    cpu_target = target[:int(args.cpu_target)]
+    scan.scan(select("cpu"), SCHEME, [query[:50]], [cpu_target[:5000]], 5)  # compile
+    for threads in args.threads:
+        seconds, _ = timed(lambda: scan.scan(select("cpu"), SCHEME, [query], [cpu_target],
+                                             args.top, threads=threads, trace=True))
+        print(f"cpu scan + kernel 2, {threads} threads\t{len(cpu_target)}\t{seconds:.2f}\t"
+              f"{cells(len(cpu_target)) / seconds:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
