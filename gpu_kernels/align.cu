@@ -598,19 +598,38 @@ extern "C" __global__ void align_long(
 }
 
 #if !REVERSE
-// --- seqpairs scan: every row's best, a warp a block of a long target (scan_rows) ---
+// --- seqpairs scan: every row's best along a block of a long target (scan_rows) ---
 //
-// align_long's wavefront over a block of target rows (src/seqpairs/pairs/scan.py: rows
-// lo + 1 .. hi of the target from a fresh border at row lo), local mode, and instead of
-// the best cell, each row's key: its best H and first query column, packed as
-// H << COLUMN_BITS | (COLUMN_MASK - column) (backends/common.py) so that the largest key
+// align_long's wavefront, local mode, over a block of target rows (src/seqpairs/pairs/
+// scan.py: rows lo + 1 .. hi of the target from a fresh border at row lo), keeping each
+// row's key instead of the best cell: its best H and first query column, packed as
+// H << COLUMN_BITS | (COLUMN_MASK - column) (backends/common.py), so that the largest key
 // holds both. A lane adds its own columns' best to the key it is handed with the row's H
-// and E (a third shuffle); lane 31 stores the row's key (and edge) for the next tile,
-// whose lane 0 starts from it. Padding columns past the query do not count.
+// and E (a third shuffle). Padding columns past the query do not count.
+//
+// A thread block of SCAN_WARPS warps takes one block of rows: warp w the tile of columns
+// w (then w + SCAN_WARPS, ... in later rounds), SCAN_LAG warp-steps behind warp w - 1, to
+// which its lane 0 listens through a ring of rows in shared memory (H, E, key of the
+// column left of its tile); the warps step CHUNK warp-steps between barriers, and a lag
+// of two chunks puts every row's hand-over in an earlier chunk than its use (lane 31
+// writes row i at warp-step i + 31 < the next warp's i + SCAN_LAG). The last warp of a
+// round hands over to the next round through global memory ([row] per block), and the
+// last round's writes the keys.
 #define COLUMN_BITS 15
 #define COLUMN_MASK ((1 << COLUMN_BITS) - 1)
+#ifndef SCAN_WARPS
+#define SCAN_WARPS 16
+#endif
+#define CHUNK 32
+#define SCAN_LAG (2 * CHUNK)
+#define RING (4 * CHUNK)  // rows a hand-over ring holds: more than SCAN_LAG + 31
 
-extern "C" __global__ void scan_rows(
+struct Handed {  // what a warp's lane 31 hands to the next warp's lane 0, per row
+    int h, e;
+    long long key;
+};
+
+extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_offsets,
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_offsets,
     const long long* __restrict__ item_query, const long long* __restrict__ item_target,
@@ -620,10 +639,11 @@ extern "C" __global__ void scan_rows(
     const int extend, int2* __restrict__ edge, long long* __restrict__ keys)
 {
     __shared__ int s_subst[MAX_TABLE];
+    __shared__ Handed ring[SCAN_WARPS][RING];
     load_table(s_subst, subst, letters);
-    const int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const int lane = threadIdx.x % 32;
-    if (k >= nitems) return;  // the whole warp
+    const int k = blockIdx.x;
+    if (k >= nitems) return;  // the whole block
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const long long q = item_query[k];
     const unsigned char* Q = q_codes + q_offsets[q];
     const int m = (int)(q_offsets[q + 1] - q_offsets[q]);
@@ -631,9 +651,13 @@ extern "C" __global__ void scan_rows(
     const int rows = (int)(item_hi[k] - item_lo[k]);
     int2* row_edge = edge + item_base[k] - 1;  // [row], rows 1 .. rows
     long long* row_key = keys + item_base[k] - 1;
-    for (int j0 = 0; j0 < m; j0 += 32 * COLS) {
+    const int tiles = (m + 32 * COLS - 1) / (32 * COLS);
+    const int steps = rows + 31 + (SCAN_WARPS - 1) * SCAN_LAG;  // the last warp's last row
+    for (int round = 0; round * SCAN_WARPS < tiles; round++) {
+        const int j0 = (round * SCAN_WARPS + warp) * 32 * COLS;
         const int c0 = j0 + lane * COLS;  // this lane's columns: c0 + 1 .. c0 + COLS
-        const bool last_tile = j0 + 32 * COLS >= m;
+        const bool first_warp = warp == 0, last_warp = warp == SCAN_WARPS - 1;
+        const bool last_round = (round + 1) * SCAN_WARPS >= tiles;
         Column col[COLS];
         int h[COLS], f[COLS];
 #pragma unroll
@@ -646,48 +670,60 @@ extern "C" __global__ void scan_rows(
         int up_left = 0;
         int sent_h = 0, sent_e = 0;
         long long sent_key = 0;
-        for (int s = 1; s <= rows + 31; s++) {
-            int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
-            int e = __shfl_up_sync(FULL_WARP, sent_e, 1);
-            long long key = __shfl_up_sync(FULL_WARP, sent_key, 1);
-            const int i = s - lane;
-            if (i < 1 || i > rows) continue;
-            if (lane == 0) {
-                if (j0 == 0) {
-                    left_h = 0;       // H(i, 0)
-                    e = -opening;     // E(i, 1)
-                    key = 0;
-                } else {
-                    const int2 v = row_edge[i];
-                    left_h = v.x;
-                    e = v.y;
-                    key = row_key[i];
+        for (int chunk = 0; chunk * CHUNK < steps; chunk++) {
+            for (int g = chunk * CHUNK; g < (chunk + 1) * CHUNK; g++) {
+                const int s = g - warp * SCAN_LAG + 1;  // this warp's step
+                int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
+                int e = __shfl_up_sync(FULL_WARP, sent_e, 1);
+                long long key = __shfl_up_sync(FULL_WARP, sent_key, 1);
+                const int i = s - lane;
+                if (i < 1 || i > rows) continue;
+                if (lane == 0) {
+                    if (!first_warp) {
+                        const Handed v = ring[warp - 1][i % RING];
+                        left_h = v.h;
+                        e = v.e;
+                        key = v.key;
+                    } else if (round == 0) {
+                        left_h = 0;       // H(i, 0)
+                        e = -opening;     // E(i, 1)
+                        key = 0;
+                    } else {
+                        const int2 v = row_edge[i];
+                        left_h = v.x;
+                        e = v.y;
+                        key = row_key[i];
+                    }
+                }
+                const u32 sel = selector(T[i - 1]);
+                int diag = up_left;
+                up_left = left_h;
+#pragma unroll
+                for (int t = 0; t < COLS; t++) {
+                    const int d = add_max(diag, step(col[t], sel, s_subst), f[t]);
+                    const int v = max3(d, e, 0);
+                    diag = h[t];
+                    h[t] = v;
+                    const int v_open = v - opening;
+                    e = add_max(e, -extend, v_open);
+                    f[t] = add_max(f[t], -extend, v_open);
+                    if (c0 + t < m)
+                        key = max(key, ((long long)v << COLUMN_BITS) | (COLUMN_MASK - (c0 + t)));
+                }
+                sent_h = h[COLS - 1];
+                sent_e = e;
+                sent_key = key;
+                if (lane == 31) {
+                    if (!last_warp) {
+                        ring[warp][i % RING] = {sent_h, sent_e, key};
+                    } else {
+                        if (!last_round) row_edge[i] = make_int2(sent_h, sent_e);
+                        row_key[i] = key;
+                    }
                 }
             }
-            const u32 sel = selector(T[i - 1]);
-            int diag = up_left;
-            up_left = left_h;
-#pragma unroll
-            for (int t = 0; t < COLS; t++) {
-                const int d = add_max(diag, step(col[t], sel, s_subst), f[t]);
-                const int v = max3(d, e, 0);
-                diag = h[t];
-                h[t] = v;
-                const int v_open = v - opening;
-                e = add_max(e, -extend, v_open);
-                f[t] = add_max(f[t], -extend, v_open);
-                if (c0 + t < m)
-                    key = max(key, ((long long)v << COLUMN_BITS) | (COLUMN_MASK - (c0 + t)));
-            }
-            sent_h = h[COLS - 1];
-            sent_e = e;
-            sent_key = key;
-            if (lane == 31) {
-                if (!last_tile) row_edge[i] = make_int2(sent_h, sent_e);
-                row_key[i] = key;
-            }
+            __syncthreads();  // this chunk's hand-overs before the next warps read them
         }
-        __syncwarp();  // lane 31's edge and keys before lane 0 reads them in the next tile
     }
 }
 #endif

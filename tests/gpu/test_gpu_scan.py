@@ -9,6 +9,7 @@ import pytest
 from seqpairs.backends import gpu, select
 from seqpairs.backends.common import concatenate
 from seqpairs.backends.cpu import scan as cpu_scan
+from seqpairs.backends.gpu import scan as gpu_scan
 from seqpairs.pairs import scan
 from seqpairs.scoring import LocalScheme
 
@@ -37,8 +38,9 @@ def planted(rng, k, query, n, copies):
     return t
 
 
+@pytest.mark.parametrize("warps", [1, 2, 3, 16])  # rounds of tiles: 3, 2 (the last half idle), 1
 @pytest.mark.parametrize("name", list(SCHEMES))
-def test_row_keys_equal_the_cpu(name):
+def test_row_keys_equal_the_cpu(name, warps):
     scheme = SCHEMES[name]
     rng = np.random.default_rng(41)
     k = min(len(scheme.alphabet), 20)
@@ -50,7 +52,7 @@ def test_row_keys_equal_the_cpu(name):
                               None, 400)
     args = (*concatenate(queries), *concatenate(targets), blocks, scheme)
     want = cpu_scan.rows(*args)
-    got = select("gpu").to_host(select("gpu").scan_rows(*args))
+    got = gpu_scan.rows(*args, scan_warps=warps).get()
     assert got.dtype == np.int64 and np.array_equal(got, want)
     assert (want >> 15).max() > 200  # the planted copies score
 

@@ -185,15 +185,19 @@ def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
     query, target, score, qend, tend = (a[keep] for a in (query, target, score, qend, tend))
     log.info("%d hits of %d queries against %d targets", len(score), len(queries),
              len(targets))
-    return _located(backend, scheme, queries, targets, query, target, score, qend, tend,
-                    threads, trace)
+    return _located(scheme, queries, targets, query, target, score, qend, tend, threads,
+                    trace)
 
 
-def _located(backend, scheme, queries, targets, query, target, score, qend, tend, threads,
+def _located(scheme, queries, targets, query, target, score, qend, tend, threads,
              trace) -> Hits:
     """Kernel 2: each hit's start and alignment, found in the window of the target that
     can hold it (the rows the reverse pass needs: align.reverse_rows' bound), which
-    pairs/align.locate takes as a sequence of its own."""
+    pairs/align.locate takes as a sequence of its own, on the CPU cores whatever the
+    backend: their reverse pass goes row by row and stops at the first row reaching the
+    score (about the query's length), where the GPU's warp a pair goes a tile of columns
+    at a time through all the window's rows (six times the query's under SSCA#1's scores:
+    7 s of an 8 s scan on an H100, benchmarks/RESULTS.md)."""
     best = max(0, max(map(max, scheme.subst)))
     opening, extend = scheme.gap_open + scheme.gap_extend, scheme.gap_extend
     slack = best * qend - score - opening
@@ -205,7 +209,8 @@ def _located(backend, scheme, queries, targets, query, target, score, qend, tend
                 np.arange(len(score), dtype=np.int64), score.astype(np.int64),
                 np.zeros(len(score), np.int64), qend.astype(np.int64),
                 np.zeros(len(score), np.int64), rows.astype(np.int64))
-    hits = locate(backend, scheme, MODES["local"], codes, offsets, hits, threads, trace)
+    hits = locate(backends.select("cpu"), scheme, MODES["local"], codes, offsets, hits,
+                  threads, trace)
     shift = tend - rows  # window coordinates back to the target's
     hits.tstart = hits.tstart + shift
     hits.tend = hits.tend + shift

@@ -108,11 +108,13 @@ VARIANTS = {
         "align.cu", "align_long", {"COLS": 8, "WORD": int(fetch == "word"),
                                    "REVERSE": int(name == "starts"), "LONG": 1})
        for name in ("ends", "starts") for fetch in ("word", "table")},
-    # seqpairs scan: every row's best along a block of a long target, a warp a block
-    **{f"scan_rows_{fetch}": Variant("align.cu", "scan_rows",
-                                     {"COLS": 8, "WORD": int(fetch == "word"), "REVERSE": 0,
-                                      "LONG": 1})
-       for fetch in ("word", "table")},
+    # seqpairs scan: every row's best along a block of a long target, a thread block of
+    # SCAN_WARPS warps a block (a tile of 256 query columns each, in a wavefront);
+    # backends/gpu/scan.py picks the warps by the query's tiles
+    **{f"scan_rows_{fetch}_{warps}": Variant("align.cu", "scan_rows",
+                                             {"COLS": 8, "WORD": int(fetch == "word"),
+                                              "REVERSE": 0, "LONG": 1, "SCAN_WARPS": warps})
+       for fetch in ("word", "table") for warps in (4, 8, 16)},
     # the same for larger alphabets (protein), a profile per thread in shared memory
     "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
                                         {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),

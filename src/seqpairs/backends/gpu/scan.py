@@ -1,24 +1,35 @@
-"""`seqpairs scan`'s rows on the GPU (gpu_kernels/align.cu's scan_rows, a warp a block of
-the target): the same keys as backends/cpu/scan.py's rows."""
+"""`seqpairs scan`'s rows on the GPU (gpu_kernels/align.cu's scan_rows, a thread block of
+SCAN_WARPS warps a block of the target): the same keys as backends/cpu/scan.py's rows."""
 from __future__ import annotations
 
 import numpy as np
 
 from .align import WORD_LETTERS, _scores
-from .kernels import BLOCK, VARIANTS
+from .kernels import VARIANTS
 from .launch import free_bytes
 
 KEY_POISON = -1  # no row's key is negative: a key left so was not written
+TILE_COLUMNS = 256  # a warp's tile of query columns (align.cu: 32 lanes x COLS)
+# scan_rows' warps a thread block: the fewest that take the longest query's tiles in one
+# round, up to 16 (a 1,024-letter query on 16 warps, 12 idle: 227 GCUPS on an H100
+# against 591 for 4,096 letters, benchmarks/RESULTS.md)
+WARPS = (4, 8, 16)
 
 
-def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None):
+def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, **tuning):
     """The contract's scan_rows on the current GPU (a CuPy array), launches of as many
-    blocks as their edges and keys (16 bytes a row) fit half the free memory."""
+    blocks as their edges and keys (16 bytes a row) fit half the free memory, each a
+    thread block of WARPS (as the longest query needs); tuning: kernels.Variant.tuned's
+    scan_warps."""
     import cupy
 
     matrix = scheme.matrix()
     word = len(scheme.alphabet) <= WORD_LETTERS and -128 <= matrix.min() <= matrix.max() <= 127
-    kernel = VARIANTS[f"scan_rows_{'word' if word else 'table'}"].function_handle()
+    tiles = -(-int(np.diff(q_offsets).max(initial=1)) // TILE_COLUMNS)
+    warps = next((w for w in WARPS if w >= tiles), WARPS[-1])
+    variant = VARIANTS[f"scan_rows_{'word' if word else 'table'}_{warps}"].tuned(**tuning)
+    kernel = variant.function_handle()
+    threads_per_block = 32 * variant.defines["SCAN_WARPS"]
     spans = blocks["hi"] - blocks["lo"]
     base = np.r_[0, np.cumsum(spans)].astype(np.int64)
     keys = cupy.full(int(base[-1]), KEY_POISON, dtype=cupy.int64)
@@ -26,7 +37,6 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None):
     fields = [np.ascontiguousarray(blocks[key], np.int64)
               for key in ("query", "target", "lo", "hi")]
     budget = max(1, free_bytes() // 2 // 8)  # rows of edge (int2) a launch may hold
-    warps = BLOCK // 32
     start = 0
     while start < len(spans):
         stop = start + 1
@@ -35,7 +45,7 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None):
         edge = cupy.empty(2 * int(base[stop] - base[start]), dtype=cupy.int32)
         local_base = cupy.asarray(base[start:stop] - base[start])
         count = stop - start
-        kernel(((count + warps - 1) // warps,), (BLOCK,),
+        kernel((count,), (threads_per_block,),
                (*device, *(cupy.asarray(f[start:stop]) for f in fields), local_base,
                 np.int32(count), *_scores(scheme), edge, keys[int(base[start]):]))
         start = stop
