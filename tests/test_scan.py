@@ -180,3 +180,34 @@ def test_query_past_the_limit_is_one_line(tmp_path, cli):
     code, _, err = cli("scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
                        tmp_path / "o.tsv")
     assert code == 2 and "16384 letters, more than the kernels' limit" in err
+
+
+def test_any_rank_count_gives_the_same_bytes(tmp_path):
+    """Under MPI the ranks pull blocks of the targets; rank 0 writes the same table."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    from test_mpi import MPIEXEC, run_seqpairs
+
+    if MPIEXEC is None:
+        pytest.skip("mpiexec not found (apt-get install openmpi-bin)")
+    rng = np.random.default_rng(5)
+    query = rng.integers(0, 4, 40).astype(np.uint8)
+    target = planted(rng, 4, query, 300_000, 12)  # 5 blocks of 65,536 rows
+    letters = np.array(list("ACGT"))
+    (tmp_path / "q.fa").write_text(f">q1\n{''.join(letters[query])}\n>q2\n"
+                                   f"{''.join(letters[query[::-1]])}\n")
+    (tmp_path / "t.fa").write_text(f">chr1\n{''.join(letters[target])}\n")
+
+    def output(ranks):
+        out = tmp_path / f"ranks{ranks}.tsv"
+        proc = run_seqpairs("scan", ["--backend", "cpu", "--threads", "1", "-q",
+                                     tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o", out,
+                                     "--preset", "ssca1", "--top", "30", "--columns",
+                                     "qseqid,sseqid,score,qstart,qend,sstart,send,cigar"],
+                            ranks)
+        assert proc.returncode == 0, proc.stderr
+        return out.read_bytes()
+
+    single = output(None)
+    assert single.count(b"\n") == 1 + 60
+    for ranks in (2, 3):
+        assert output(ranks) == single, f"{ranks} ranks differ"

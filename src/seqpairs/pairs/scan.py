@@ -151,30 +151,66 @@ def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
          block_rows: int | None = None) -> Hits:
     """The hits (module doc) of every query against every target, by query, then target,
     then score (best first), then target end; Hits.query / .target index the lists,
-    coordinates are 1-based within the target record."""
+    coordinates are 1-based within the target record. One worker: block_peaks over every
+    block, then hits."""
+    blocks = plan(scheme, queries, targets, half, block_rows, top, min_score)
+    found = block_peaks(backend, scheme, queries, targets, blocks, top, min_score, threads)
+    return hits(scheme, queries, targets, blocks, *found, top, threads, trace)
+
+
+def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score) -> dict:
+    """plan_blocks' blocks of every query against every target, with each block's window
+    half-width ("half"), its target's length ("n") and cost (rows x query letters)."""
     if scheme.gap_open + scheme.gap_extend < 1:
         raise UserError("scan: a gap must cost something (gap-open + gap-extend >= 1)")
     if top < 1 or min_score < 1:
         raise UserError("scan: --top and --min-score must be at least 1")
+    m = np.array([len(q) for q in queries], np.int64)
+    n = np.array([len(t) for t in targets], np.int64)
+    blocks = plan_blocks(m, n, scheme, half, block_rows)
+    blocks["half"] = m[blocks["query"]] if half is None else \
+        np.full(len(blocks["query"]), half, np.int64)
+    blocks["n"] = n[blocks["target"]]
+    blocks["cost"] = (blocks["hi"] - blocks["lo"]) * m[blocks["query"]]
+    return blocks
+
+
+def block_peaks(backend: Backend, scheme: LocalScheme, queries, targets, blocks: dict,
+                top: int, min_score: int, threads=None, work=None):
+    """Kernel 1 on the blocks of `work` (lists of block numbers, an executor's share;
+    default: every block): (blocks done, and for each its peaks' score, target end and
+    query end (int64 [done, top]) and how many it has)."""
     q_codes, q_offsets = concatenate(queries)
     t_codes, t_offsets = concatenate(targets)
-    items = plan_blocks(np.diff(q_offsets), np.diff(t_offsets), scheme, half, block_rows)
-    widths = np.diff(q_offsets)[items["query"]] if half is None else \
-        np.full(len(items["query"]), half, np.int64)
-    records = np.diff(t_offsets)[items["target"]]
     rows_of = backend.scan_rows or backends.select("cpu").scan_rows
-    score, tend, qend = (np.zeros((len(widths), top), np.int64) for _ in range(3))
-    kept = np.zeros(len(widths), np.int64)
-    for a, b in _batches(items["hi"] - items["lo"], ROWS_PER_CALL):
-        batch = {key: values[a:b] for key, values in items.items()}
-        keys = backend.to_host(rows_of(q_codes, q_offsets, t_codes, t_offsets, batch, scheme,
-                                       threads))
-        base = np.r_[0, np.cumsum(batch["hi"] - batch["lo"])].astype(np.int64)
-        _peaks(keys, base, batch["lo"], batch["hi"], batch["report_lo"], batch["report_hi"],
-               records[a:b], widths[a:b], top, min_score, score[a:b], tend[a:b],
-               qend[a:b], kept[a:b])
+    done, parts = [], []
+    for items in [np.arange(len(blocks["lo"]))] if work is None else work:
+        items = np.asarray(items, np.int64)
+        for a, b in _batches((blocks["hi"] - blocks["lo"])[items], ROWS_PER_CALL):
+            batch = {key: values[items[a:b]] for key, values in blocks.items()}
+            keys = backend.to_host(rows_of(q_codes, q_offsets, t_codes, t_offsets, batch,
+                                           scheme, threads))
+            base = np.r_[0, np.cumsum(batch["hi"] - batch["lo"])].astype(np.int64)
+            found = [np.zeros((b - a, top), np.int64) for _ in range(3)]
+            kept = np.zeros(b - a, np.int64)
+            _peaks(keys, base, batch["lo"], batch["hi"], batch["report_lo"],
+                   batch["report_hi"], batch["n"], batch["half"], top, min_score, *found,
+                   kept)
+            done.append(items[a:b])
+            parts.append((*found, kept))
+    if not parts:
+        return (np.empty(0, np.int64), *(np.empty((0, top), np.int64) for _ in range(3)),
+                np.empty(0, np.int64))
+    return (np.concatenate(done), *(np.concatenate(column) for column in zip(*parts)))
+
+
+def hits(scheme: LocalScheme, queries, targets, blocks: dict, done, score, tend, qend, kept,
+         top: int, threads=None, trace: bool = False) -> Hits:
+    """The hits of block_peaks' results (of every block, from all workers): the best `top`
+    of each (query, target), ordered as scan's, with kernel 2's starts and alignments."""
     filled = np.arange(top)[None, :] < kept[:, None]
-    query, target = np.repeat(items["query"], kept), np.repeat(items["target"], kept)
+    query, target = np.repeat(blocks["query"][done], kept), np.repeat(blocks["target"][done],
+                                                                      kept)
     score, qend, tend = score[filled], qend[filled], tend[filled]
     order = np.lexsort((tend, -score, target, query))
     query, target, score, qend, tend = (a[order] for a in (query, target, score, qend, tend))

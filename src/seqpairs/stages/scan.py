@@ -1,6 +1,8 @@
 """`seqpairs scan`: queries against long targets (a genome, a concatenated database), the
 best separated local alignments of each query in each target record (pairs/scan.py:
-SSCA#1's kernels 1 and 2). Writes one row per hit (formats/hits.py's columns)."""
+SSCA#1's kernels 1 and 2). Writes one row per hit (formats/hits.py's columns). Under MPI
+the ranks pull blocks of the targets (by cost) and rank 0 gathers their peaks, finds the
+hits and writes the table: the same bytes for any number of ranks."""
 from __future__ import annotations
 
 import functools
@@ -21,9 +23,6 @@ PRESETS = {"ssca1": {"match": 5, "mismatch": -3, "gap_open": 8, "gap_extend": 1}
 
 def run(args) -> None:
     executor = parallel.current()
-    if executor.size > 1:
-        raise UserError(f"scan runs as one process, not {executor.size} MPI ranks: start it "
-                        "without mpiexec or srun -n")
     if args.preset:
         if args.alphabet != "dna" or args.matrix:
             raise UserError(f"--preset {args.preset} scores DNA; it excludes --matrix and "
@@ -38,8 +37,16 @@ def run(args) -> None:
     queries = [q_codes[a:b] for a, b in zip(q_offsets[:-1], q_offsets[1:])]
     targets = [t_codes[a:b] for a, b in zip(t_offsets[:-1], t_offsets[1:])]
     backend = backends.select(args.backend, executor.device)
-    hits = engine.scan(backend, scheme, queries, targets, args.top, args.min_score,
-                       args.separation, args.threads, trace=hit_table.traced(columns))
+    blocks = engine.plan(scheme, queries, targets, args.separation, None, args.top,
+                         args.min_score)
+    found = engine.block_peaks(backend, scheme, queries, targets, blocks, args.top,
+                               args.min_score, args.threads, work=executor.pull(blocks["cost"]))
+    gathered = executor.gather(found[0], found[1:])
+    if not executor.root:
+        return
+    every = np.arange(len(blocks["lo"]))  # gathered in block order, from all ranks
+    hits = engine.hits(scheme, queries, targets, blocks, every, *gathered,
+                       args.top, args.threads, trace=hit_table.traced(columns))
     alphabet = np.array(list(scheme.alphabet))
 
     @functools.cache
