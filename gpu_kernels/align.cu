@@ -617,6 +617,17 @@ extern "C" __global__ void align_long(
 // last round's writes the keys.
 #define COLUMN_BITS 15
 #define COLUMN_MASK ((1 << COLUMN_BITS) - 1)
+// KEY32 1: the keys in 32 bits, for queries whose best score is below 2^17 - 1 (the host
+// checks), so a cell's part of its row's key is one multiply-add and one maximum;
+// padding columns multiply by 0 and add 0.
+#ifndef KEY32
+#define KEY32 1
+#endif
+#if KEY32
+typedef u32 Key;
+#else
+typedef long long Key;
+#endif
 #ifndef SCAN_WARPS
 #define SCAN_WARPS 16
 #endif
@@ -626,7 +637,7 @@ extern "C" __global__ void align_long(
 
 struct Handed {  // what a warp's lane 31 hands to the next warp's lane 0, per row
     int h, e;
-    long long key;
+    Key key;
 };
 
 extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
@@ -636,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
     const long long* __restrict__ item_lo, const long long* __restrict__ item_hi,
     const long long* __restrict__ item_base,  // each block's first row in edge and keys
     const int nitems, const int* __restrict__ subst, const int letters, const int opening,
-    const int extend, int2* __restrict__ edge, long long* __restrict__ keys)
+    const int extend, int2* __restrict__ edge, Key* __restrict__ keys)
 {
     __shared__ int s_subst[MAX_TABLE];
     __shared__ Handed ring[SCAN_WARPS][RING];
@@ -650,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
     const unsigned char* T = t_codes + t_offsets[item_target[k]] + item_lo[k];
     const int rows = (int)(item_hi[k] - item_lo[k]);
     int2* row_edge = edge + item_base[k] - 1;  // [row], rows 1 .. rows
-    long long* row_key = keys + item_base[k] - 1;
+    Key* row_key = keys + item_base[k] - 1;
     const int tiles = (m + 32 * COLS - 1) / (32 * COLS);
     const int steps = rows + 31 + (SCAN_WARPS - 1) * SCAN_LAG;  // the last warp's last row
     for (int round = 0; round * SCAN_WARPS < tiles; round++) {
@@ -660,22 +671,25 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
         const bool last_round = (round + 1) * SCAN_WARPS >= tiles;
         Column col[COLS];
         int h[COLS], f[COLS];
+        Key scale[COLS], term[COLS];  // a cell's key: v * scale + term
 #pragma unroll
         for (int t = 0; t < COLS; t++) {
             const int j = c0 + t + 1;
             col[t] = column(j <= m ? Q[j - 1] : -1, s_subst, letters);
             h[t] = 0;              // H(0, j)
             f[t] = -opening;       // F(1, j)
+            scale[t] = j <= m ? (Key)1 << COLUMN_BITS : 0;
+            term[t] = j <= m ? (Key)(COLUMN_MASK - (j - 1)) : 0;
         }
         int up_left = 0;
         int sent_h = 0, sent_e = 0;
-        long long sent_key = 0;
+        Key sent_key = 0;
         for (int chunk = 0; chunk * CHUNK < steps; chunk++) {
             for (int g = chunk * CHUNK; g < (chunk + 1) * CHUNK; g++) {
                 const int s = g - warp * SCAN_LAG + 1;  // this warp's step
                 int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
                 int e = __shfl_up_sync(FULL_WARP, sent_e, 1);
-                long long key = __shfl_up_sync(FULL_WARP, sent_key, 1);
+                Key key = __shfl_up_sync(FULL_WARP, sent_key, 1);
                 const int i = s - lane;
                 if (i < 1 || i > rows) continue;
                 if (lane == 0) {
@@ -707,8 +721,7 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
                     const int v_open = v - opening;
                     e = add_max(e, -extend, v_open);
                     f[t] = add_max(f[t], -extend, v_open);
-                    if (c0 + t < m)
-                        key = max(key, ((long long)v << COLUMN_BITS) | (COLUMN_MASK - (c0 + t)));
+                    key = max(key, (Key)v * scale[t] + term[t]);
                 }
                 sent_h = h[COLS - 1];
                 sent_e = e;

@@ -62,7 +62,7 @@ where each starts, as formats.fasta.SequenceSet holds them):
       alignment of each window (query qstart..qend against target tstart..tend) as runs
       of alignments.WINDOW_OPS; CPU only (None elsewhere).
   scan_rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads) -> keys
-      (int64, the backend's array): for each block of a query against a long target
+      (int64, or uint32 where they fit; the backend's array): for each block of a query against a long target
       (pairs/scan.py), the key (common.COLUMN_BITS) of each of its rows lo + 1 .. hi: the
       best local score of an alignment ending at that target letter and its first query
       column, block after block.

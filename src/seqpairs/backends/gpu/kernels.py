@@ -111,10 +111,11 @@ VARIANTS = {
     # seqpairs scan: every row's best along a block of a long target, a thread block of
     # SCAN_WARPS warps a block (a tile of 256 query columns each, in a wavefront);
     # backends/gpu/scan.py picks the warps by the query's tiles
-    **{f"scan_rows_{fetch}_{warps}": Variant("align.cu", "scan_rows",
-                                             {"COLS": 8, "WORD": int(fetch == "word"),
-                                              "REVERSE": 0, "LONG": 1, "SCAN_WARPS": warps})
-       for fetch in ("word", "table") for warps in (4, 8, 16)},
+    # and keys of 32 bits where the scores allow (_key32)
+    **{f"scan_rows_{fetch}_{warps}{'_key32' if key32 else ''}": Variant(
+        "align.cu", "scan_rows", {"COLS": 8, "WORD": int(fetch == "word"), "REVERSE": 0,
+                                  "LONG": 1, "SCAN_WARPS": warps, "KEY32": key32})
+       for fetch in ("word", "table") for warps in (4, 8, 16) for key32 in (0, 1)},
     # the same for larger alphabets (protein), a profile per thread in shared memory
     "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
                                         {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),

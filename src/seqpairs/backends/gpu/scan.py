@@ -9,6 +9,10 @@ from .kernels import VARIANTS
 from .launch import free_bytes
 
 KEY_POISON = -1  # no row's key is negative: a key left so was not written
+# keys of 32 bits (half the transfer, a third of a cell's work) where every score is below
+# KEY32_SCORES: then no key reaches KEY32_POISON
+KEY32_SCORES = (1 << 17) - 1
+KEY32_POISON = 0xFFFF_FFFF
 TILE_COLUMNS = 256  # a warp's tile of query columns (align.cu: 32 lanes x COLS)
 # scan_rows' warps a thread block: the fewest that take the longest query's tiles in one
 # round, up to 16 (a 1,024-letter query on 16 warps, 12 idle: 227 GCUPS on an H100
@@ -17,22 +21,26 @@ WARPS = (4, 8, 16)
 
 
 def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, **tuning):
-    """The contract's scan_rows on the current GPU (a CuPy array), launches of as many
-    blocks as their edges and keys (16 bytes a row) fit half the free memory, each a
-    thread block of WARPS (as the longest query needs); tuning: kernels.Variant.tuned's
-    scan_warps."""
+    """The contract's scan_rows on the current GPU (a CuPy array, uint32 where the scores
+    allow), launches of as many blocks as their edges and keys fit half the free memory,
+    each a thread block of WARPS (as the longest query needs); tuning:
+    kernels.Variant.tuned's scan_warps."""
     import cupy
 
     matrix = scheme.matrix()
     word = len(scheme.alphabet) <= WORD_LETTERS and -128 <= matrix.min() <= matrix.max() <= 127
-    tiles = -(-int(np.diff(q_offsets).max(initial=1)) // TILE_COLUMNS)
+    longest = int(np.diff(q_offsets).max(initial=1))
+    tiles = -(-longest // TILE_COLUMNS)
     warps = next((w for w in WARPS if w >= tiles), WARPS[-1])
-    variant = VARIANTS[f"scan_rows_{'word' if word else 'table'}_{warps}"].tuned(**tuning)
+    key32 = max(int(matrix.max()), 0) * longest < KEY32_SCORES
+    variant = VARIANTS[f"scan_rows_{'word' if word else 'table'}_{warps}"
+                       f"{'_key32' if key32 else ''}"].tuned(**tuning)
     kernel = variant.function_handle()
     threads_per_block = 32 * variant.defines["SCAN_WARPS"]
     spans = blocks["hi"] - blocks["lo"]
     base = np.r_[0, np.cumsum(spans)].astype(np.int64)
-    keys = cupy.full(int(base[-1]), KEY_POISON, dtype=cupy.int64)
+    keys = cupy.full(int(base[-1]), KEY_POISON if not key32 else KEY32_POISON,
+                     dtype=cupy.uint32 if key32 else cupy.int64)
     device = [cupy.asarray(a) for a in (q_codes, q_offsets, t_codes, t_offsets)]
     fields = [np.ascontiguousarray(blocks[key], np.int64)
               for key in ("query", "target", "lo", "hi")]
@@ -49,6 +57,6 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, *
                (*device, *(cupy.asarray(f[start:stop]) for f in fields), local_base,
                 np.int32(count), *_scores(scheme), edge, keys[int(base[start]):]))
         start = stop
-    if len(keys) and bool((keys == KEY_POISON).any()):
+    if len(keys) and bool((keys == (KEY32_POISON if key32 else KEY_POISON)).any()):
         raise RuntimeError("scan_rows left row keys unwritten")
     return keys
