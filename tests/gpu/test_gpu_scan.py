@@ -12,6 +12,7 @@ from seqpairs.backends.cpu import scan as cpu_scan
 from seqpairs.backends.gpu import scan as gpu_scan
 from seqpairs.pairs import scan
 from seqpairs.scoring import LocalScheme
+from test_scan import planted
 
 pytestmark = [
     pytest.mark.gpu,
@@ -27,17 +28,6 @@ SCHEMES = {
     # scores past 32-bit keys (700 x 200 >= 2^17): 64-bit keys, scores from the table
     "big scores": LocalScheme.dna(200, -150, 300, 20),
 }
-
-
-def planted(rng, k, query, n, copies):
-    t = rng.integers(0, k, n).astype(np.uint8)
-    for _ in range(copies):
-        copy = query.copy()
-        hit = rng.random(len(copy)) < 0.15
-        copy[hit] = rng.integers(0, k, hit.sum())
-        at = int(rng.integers(0, max(1, n - len(copy))))
-        t[at:at + len(copy)] = copy[:n - at]
-    return t
 
 
 @pytest.mark.parametrize("warps", [1, 2, 3, 16])  # rounds of tiles: 3, 2 (the last half idle), 1

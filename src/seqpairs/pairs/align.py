@@ -161,10 +161,16 @@ def _spans(hits: Hits, cells: int):
     hit a batch where its own window is larger)."""
     size = (np.maximum(hits.qend - np.maximum(hits.qstart, 1) + 1, 0) + 1) * \
         (np.maximum(hits.tend - np.maximum(hits.tstart, 1) + 1, 0) + 1)
-    total = np.cumsum(size)
+    return runs_within(size, cells)
+
+
+def runs_within(sizes: np.ndarray, most: float):
+    """(lo, hi) runs of consecutive items whose sizes add up to at most `most` (at least
+    one item a run)."""
+    total = np.cumsum(sizes)
     lo = 0
-    while lo < len(size):
+    while lo < len(sizes):
         before = total[lo - 1] if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(total, before + cells, side="right")))
+        hi = max(lo + 1, int(np.searchsorted(total, before + most, side="right")))
         yield lo, hi
         lo = hi

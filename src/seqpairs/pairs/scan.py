@@ -41,7 +41,7 @@ from ..backends.common import COLUMN_BITS, COLUMN_MASK, concatenate
 from ..errors import UserError
 from ..scoring import LocalScheme
 from ..scoring.local import MODES
-from .align import Hits, locate
+from .align import Hits, locate, runs_within
 
 log = logging.getLogger("seqpairs.scan")
 LEAST_BLOCK = 1 << 16  # rows a block reports at least (its warm-up is half + span more)
@@ -133,18 +133,6 @@ def _peaks(keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score, ou
                                out_tend[k], out_qend[k])
 
 
-def _batches(spans: np.ndarray, most: int):
-    """Consecutive ranges of blocks holding at most `most` rows together (at least one
-    block each)."""
-    total = np.cumsum(spans)
-    start = 0
-    while start < len(spans):
-        before = total[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(total, before + most, side="right")))
-        yield start, stop
-        start = stop
-
-
 def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
          targets: list[np.ndarray], top: int, min_score: int = 1, half: int | None = None,
          threads: int | None = None, trace: bool = False,
@@ -186,7 +174,7 @@ def block_peaks(backend: Backend, scheme: LocalScheme, queries, targets, blocks:
     done, parts = [], []
     for items in [np.arange(len(blocks["lo"]))] if work is None else work:
         items = np.asarray(items, np.int64)
-        for a, b in _batches((blocks["hi"] - blocks["lo"])[items], ROWS_PER_CALL):
+        for a, b in runs_within((blocks["hi"] - blocks["lo"])[items], ROWS_PER_CALL):
             batch = {key: values[items[a:b]] for key, values in blocks.items()}
             keys = backend.to_host(rows_of(q_codes, q_offsets, t_codes, t_offsets, batch,
                                            scheme, threads))
