@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--block-rows", type=int, nargs="+", default=[0],
                         help="rows a block reports, for the GPU rows (0: the engine's)")
+    parser.add_argument("--sweep", nargs="*", default=[],
+                        help="COLS:SCAN_WARPS pairs to time the GPU rows with")
     args = parser.parse_args()
     query, target = data(args.query, int(args.target))
     cells = lambda n: args.query * n / 1e9  # noqa: E731
@@ -62,6 +64,8 @@ def main() -> None:
     print("run\ttarget_letters\tseconds\tGCUPS")
     if args.gpu:
         import cupy
+
+        from seqpairs.backends.gpu import scan as gpu_scan
 
         print(f"# {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
         gpu = select("gpu")
@@ -85,6 +89,18 @@ def main() -> None:
             seconds, _ = timed(rows)
             print(f"gpu rows (kernel 1's scan), {len(blocks['lo'])} blocks\t{len(target)}\t"
                   f"{seconds:.2f}\t{cells(len(target)) / seconds:.0f}", flush=True)
+            for pair in args.sweep:
+                columns, warps = map(int, pair.split(":"))
+
+                def tuned():
+                    keys = gpu_scan.rows(*inputs, cols=columns, scan_warps=warps)
+                    cupy.cuda.Device().synchronize()
+                    return keys
+
+                tuned()  # compile
+                seconds, _ = timed(tuned)
+                print(f"gpu rows, COLS {columns}, {warps} warps\t{len(target)}\t"
+                      f"{seconds:.2f}\t{cells(len(target)) / seconds:.0f}", flush=True)
         seconds, hits = timed(lambda: scan.scan(gpu, SCHEME, [query], [target], args.top,
                                                 trace=True))
         print(f"gpu scan + kernel 2 (top {args.top}, traced)\t{len(target)}\t{seconds:.2f}\t"

@@ -109,13 +109,14 @@ VARIANTS = {
                                    "REVERSE": int(name == "starts"), "LONG": 1})
        for name in ("ends", "starts") for fetch in ("word", "table")},
     # seqpairs scan: every row's best along a block of a long target, a thread block of
-    # SCAN_WARPS warps a block (a tile of 256 query columns each, in a wavefront);
-    # backends/gpu/scan.py picks the warps by the query's tiles
-    # and keys of 32 bits where the scores allow (_key32)
+    # SCAN_WARPS warps a block (a tile of 32 x COLS query columns each, in a wavefront);
+    # backends/gpu/scan.py picks the warps by the query's tiles; keys of 32 bits where
+    # the scores allow (_key32). COLS 16 against 8: 1,325 / 1,160 GCUPS at 4,096 query
+    # letters, 1,210 / 1,126 at 1,024 (H100, benchmarks/RESULTS.md)
     **{f"scan_rows_{fetch}_{warps}{'_key32' if key32 else ''}": Variant(
-        "align.cu", "scan_rows", {"COLS": 8, "WORD": int(fetch == "word"), "REVERSE": 0,
+        "align.cu", "scan_rows", {"COLS": 16, "WORD": int(fetch == "word"), "REVERSE": 0,
                                   "LONG": 1, "SCAN_WARPS": warps, "KEY32": key32})
-       for fetch in ("word", "table") for warps in (4, 8, 16) for key32 in (0, 1)},
+       for fetch in ("word", "table") for warps in (2, 4, 8, 16) for key32 in (0, 1)},
     # the same for larger alphabets (protein), a profile per thread in shared memory
     "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
                                         {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),

@@ -13,11 +13,12 @@ KEY_POISON = -1  # no row's key is negative: a key left so was not written
 # KEY32_SCORES: then no key reaches KEY32_POISON
 KEY32_SCORES = (1 << 17) - 1
 KEY32_POISON = 0xFFFF_FFFF
-TILE_COLUMNS = 256  # a warp's tile of query columns (align.cu: 32 lanes x COLS)
+# align.cu's columns a lane (the table's): a warp's tile is 32 x COLS query columns
+COLS = VARIANTS["scan_rows_word_2"].defines["COLS"]
 # scan_rows' warps a thread block: the fewest that take the longest query's tiles in one
-# round, up to 16 (a 1,024-letter query on 16 warps, 12 idle: 227 GCUPS on an H100
-# against 591 for 4,096 letters, benchmarks/RESULTS.md)
-WARPS = (4, 8, 16)
+# round, up to 16 (idle warps cost: a 1,024-letter query on 16 warps of 256 columns ran
+# at 227 GCUPS on an H100, on 4 at 616; benchmarks/RESULTS.md)
+WARPS = (2, 4, 8, 16)
 
 
 def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, **tuning):
@@ -30,7 +31,7 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, *
     matrix = scheme.matrix()
     word = len(scheme.alphabet) <= WORD_LETTERS and -128 <= matrix.min() <= matrix.max() <= 127
     longest = int(np.diff(q_offsets).max(initial=1))
-    tiles = -(-longest // TILE_COLUMNS)
+    tiles = -(-longest // (32 * tuning.get("cols", COLS)))
     warps = next((w for w in WARPS if w >= tiles), WARPS[-1])
     key32 = max(int(matrix.max()), 0) * longest < KEY32_SCORES
     variant = VARIANTS[f"scan_rows_{'word' if word else 'table'}_{warps}"
