@@ -60,7 +60,8 @@ where each starts, as formats.fasta.SequenceSet holds them):
   trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads) ->
       run offsets, ops, lengths, matches, mismatches, gap openings, score: the global
       alignment of each window (query qstart..qend against target tstart..tend) as runs
-      of alignments.WINDOW_OPS; CPU only (None elsewhere).
+      of alignments.WINDOW_OPS, a thread a window (pairs/align.py hands batches of few
+      windows to the CPU's).
   scan_rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads) -> keys
       (int64, or uint32 where they fit; the backend's array): for each block of a query against a long target
       (pairs/scan.py), the key (common.COLUMN_BITS) of each of its rows lo + 1 .. hi: the
