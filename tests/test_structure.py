@@ -4,6 +4,7 @@ executors. Each test checks a promise that docs/design.md makes."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -177,7 +178,8 @@ def test_kernel_variants_are_data_and_tuning_names_real_defines():
         variant.tuned(strips=8)
     for name, row in kernels.VARIANTS.items():
         source = kernels.source(row.source)
-        assert f'extern "C" __global__ void {row.function}(' in source, name
+        entry = rf'extern "C" __global__ void (__launch_bounds__\([^)]*\) )?{row.function}\('
+        assert re.search(entry, source), name
 
 
 # --- executors --------------------------------------------------------------------------
