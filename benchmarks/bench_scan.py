@@ -80,27 +80,21 @@ def main() -> None:
                                       block_rows or None)
             inputs = (*concatenate([query]), *concatenate([target]), blocks, SCHEME)
 
-            def rows():
-                keys = gpu.scan_rows(*inputs)
-                cupy.cuda.Device().synchronize()
-                return keys
-
-            rows()  # compile
-            seconds, _ = timed(rows)
-            print(f"gpu rows (kernel 1's scan), {len(blocks['lo'])} blocks\t{len(target)}\t"
-                  f"{seconds:.2f}\t{cells(len(target)) / seconds:.0f}", flush=True)
-            for pair in args.sweep:
-                columns, warps = map(int, pair.split(":"))
-
-                def tuned():
-                    keys = gpu_scan.rows(*inputs, cols=columns, scan_warps=warps)
+            def time_rows(label, **tuning):
+                def rows():
+                    keys = gpu_scan.rows(*inputs, **tuning)
                     cupy.cuda.Device().synchronize()
                     return keys
 
-                tuned()  # compile
-                seconds, _ = timed(tuned)
-                print(f"gpu rows, COLS {columns}, {warps} warps\t{len(target)}\t"
-                      f"{seconds:.2f}\t{cells(len(target)) / seconds:.0f}", flush=True)
+                rows()  # compile
+                seconds, _ = timed(rows)
+                print(f"gpu rows (kernel 1's scan), {label}\t{len(target)}\t{seconds:.2f}\t"
+                      f"{cells(len(target)) / seconds:.0f}", flush=True)
+
+            time_rows(f"{len(blocks['lo'])} blocks")
+            for pair in args.sweep:
+                columns, warps = map(int, pair.split(":"))
+                time_rows(f"COLS {columns}, {warps} warps", cols=columns, scan_warps=warps)
         seconds, hits = timed(lambda: scan.scan(gpu, SCHEME, [query], [target], args.top,
                                                 trace=True))
         print(f"gpu scan + kernel 2 (top {args.top}, traced)\t{len(target)}\t{seconds:.2f}\t"

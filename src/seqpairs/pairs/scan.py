@@ -41,25 +41,32 @@ from ..backends.common import COLUMN_BITS, COLUMN_MASK, concatenate
 from ..errors import UserError
 from ..scoring import LocalScheme
 from ..scoring.local import MODES
-from .align import Hits, locate, runs_within
+from .align import Hits, best_per_query, locate, runs_within
 
 log = logging.getLogger("seqpairs.scan")
 LEAST_BLOCK = 1 << 16  # rows a block reports at least (its warm-up is half + span more)
 ROWS_PER_CALL = 1 << 26  # row keys (8 bytes each) of the blocks handed to a backend at once
 
 
-def span_bound(m: int, scheme: LocalScheme) -> int | None:
+NO_BOUND = np.iinfo(np.int64).max  # max_span where gaps of any length cost the same
+
+
+def max_span(m, score, scheme: LocalScheme):
     """The most target letters a local alignment holding at most m query letters can span
-    and still score >= 1; None where no bound exists (gap_extend 0). Spanning r > m target
-    letters puts r - m of them against gaps, which cost at least gap_open + (r - m) x
-    gap_extend, while at most m aligned pairs score the best substitution each."""
-    best = max(0, max(map(max, scheme.subst)))
-    slack = best * m - scheme.gap_open - scheme.gap_extend - 1
-    if slack < 0:
-        return m
-    if scheme.gap_extend == 0:
-        return None
-    return m + 1 + slack // scheme.gap_extend
+    and still score `score` (NumPy arrays work); NO_BOUND where no bound exists
+    (gap_extend 0). Spanning r > m target letters puts r - m of them against gaps, which
+    cost at least gap_open + (r - m) x gap_extend, while at most m aligned pairs score the
+    best substitution each (scheme.max_score)."""
+    m = np.asarray(m, np.int64)
+    slack = scheme.max_score(m, m) - scheme.gap_open - scheme.gap_extend - np.asarray(score)
+    longer = m + 1 + slack // scheme.gap_extend if scheme.gap_extend else NO_BOUND
+    return np.where(slack < 0, m, longer)
+
+
+def span_bound(m: int, scheme: LocalScheme) -> int | None:
+    """max_span of an alignment scoring >= 1 (the blocks' warm-up); None: no bound."""
+    span = int(max_span(m, 1, scheme))
+    return None if span == NO_BOUND else span
 
 
 def plan_blocks(query_lengths, target_lengths, scheme: LocalScheme, half: int | None,
@@ -69,8 +76,8 @@ def plan_blocks(query_lengths, target_lengths, scheme: LocalScheme, half: int | 
     rows = {key: [] for key in ("query", "target", "lo", "hi", "report_lo", "report_hi")}
     for k, m in enumerate(query_lengths):
         width = m if half is None else half
+        span = span_bound(m, scheme)
         for r, n in enumerate(target_lengths):
-            span = span_bound(m, scheme)
             size = n if span is None else (block_rows or max(LEAST_BLOCK, 4 * (width + span)))
             for start in range(0, max(n, 1), max(size, 1)):
                 a, b = start + 1, min(n, start + size)
@@ -200,12 +207,8 @@ def hits(scheme: LocalScheme, queries, targets, blocks: dict, done, score, tend,
     query, target = np.repeat(blocks["query"][done], kept), np.repeat(blocks["target"][done],
                                                                       kept)
     score, qend, tend = score[filled], qend[filled], tend[filled]
-    order = np.lexsort((tend, -score, target, query))
-    query, target, score, qend, tend = (a[order] for a in (query, target, score, qend, tend))
-    pair = query * len(targets) + target
-    first = np.r_[0, np.flatnonzero(np.diff(pair)) + 1]
-    rank = np.arange(len(pair)) - np.repeat(first, np.diff(np.r_[first, len(pair)]))
-    keep = rank < top
+    # by (query, target), then best first, then the earlier end: align's best per query
+    keep = best_per_query(query * len(targets) + target, score, tend, top)
     query, target, score, qend, tend = (a[keep] for a in (query, target, score, qend, tend))
     log.info("%d hits of %d queries against %d targets", len(score), len(queries),
              len(targets))
@@ -216,17 +219,13 @@ def hits(scheme: LocalScheme, queries, targets, blocks: dict, done, score, tend,
 def _located(scheme, queries, targets, query, target, score, qend, tend, threads,
              trace) -> Hits:
     """Kernel 2: each hit's start and alignment, found in the window of the target that
-    can hold it (the rows the reverse pass needs: align.reverse_rows' bound), which
+    can hold it (max_span: the rows the reverse pass needs, as align's reverse_rows), which
     pairs/align.locate takes as a sequence of its own, on the CPU cores whatever the
     backend: their reverse pass goes row by row and stops at the first row reaching the
     score (about the query's length), where the GPU's warp a pair goes a tile of columns
     at a time through all the window's rows (six times the query's under SSCA#1's scores:
     7 s of an 8 s scan on an H100, benchmarks/RESULTS.md)."""
-    best = max(0, max(map(max, scheme.subst)))
-    opening, extend = scheme.gap_open + scheme.gap_extend, scheme.gap_extend
-    slack = best * qend - score - opening
-    rows = np.where(slack < 0, np.minimum(tend, qend),
-                    np.minimum(tend, qend + 1 + slack // extend) if extend else tend)
+    rows = np.minimum(tend, max_span(qend, score, scheme))
     windows = [targets[r][e - w:e] for r, e, w in zip(target, tend, rows)]
     codes, offsets = concatenate(list(queries) + windows)
     hits = Hits(query.astype(np.int64), len(queries) + np.arange(len(score), dtype=np.int64),

@@ -82,7 +82,7 @@ def _in_chunks(samples, solve):
         mu[rows], beta[rows] = solve(x[rows])
 
     starts = range(0, len(x), ROWS_PER_CHUNK)
-    with ThreadPoolExecutor(min(len(starts), len(os.sched_getaffinity(0))) or 1) as pool:
+    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1) or 1) as pool:
         list(pool.map(one, starts))
     return mu, beta
 

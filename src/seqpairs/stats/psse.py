@@ -3,8 +3,9 @@
 Agrawal and Huang's PSSE: for each pair (query, target) the Smith-Waterman score of the
 real pair and of `--shuffles` pairs with the target shuffled (same letters, other order)
 come from a backend's local_scores (backends/cpu/local.py, backends/gpu/local.py). A Gumbel
-distribution fitted to the shuffled scores (gumbel.py: maximum likelihood, or --fit
-moments) gives the p-value of the real score. Output, one row per input pair in the input order:
+distribution fitted to the shuffled scores (gumbel.FITS: maximum likelihood, the method
+of moments or the censored right tail, --fit) gives the p-value of the real score.
+Output, one row per input pair in the input order:
 
   query, target  the pair, as in --pairs (the filter's kept.tsv works as is)
   score          the real pair's local alignment score

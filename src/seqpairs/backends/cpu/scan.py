@@ -14,13 +14,7 @@ from numba import njit, prange
 
 from ..common import COLUMN_BITS, COLUMN_MASK
 from .batch import set_threads
-
-
-@njit(inline="always")
-def _max(a, b):
-    """max without a compare (local.py's reason: LLVM's branches mispredict here)."""
-    d = np.int64(a) - np.int64(b)
-    return a - (d & (d >> 63))
+from .local import _max, _profile
 
 
 @njit(nogil=True, cache=True)
@@ -47,13 +41,12 @@ def _rows(q, t, profile, opening, extend, keys):
 @njit(parallel=True, nogil=True, cache=True)
 def _blocks(q_codes, q_offsets, t_codes, t_offsets, item_query, item_target, lo, hi, base,
             subst, opening, extend, keys):
+    no_pssm = np.zeros((0, subst.shape[0]), np.int32)
     for k in prange(len(item_query)):
         q = q_codes[q_offsets[item_query[k]]:q_offsets[item_query[k] + 1]]
         t0 = t_offsets[item_target[k]]
         profile = np.empty((subst.shape[0], len(q)), np.int32)  # [target letter][column]
-        for b in range(subst.shape[0]):
-            for j in range(len(q)):
-                profile[b, j] = subst[q[j], b]
+        _profile(profile, q, subst, no_pssm, False)
         _rows(q, t_codes[t0 + lo[k]:t0 + hi[k]], profile, opening, extend,
               keys[base[k]:base[k] + hi[k] - lo[k]])
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .align import WORD_LETTERS, _scores
+from .align import WORD_LETTERS, _scores, _sequences
 from .kernels import VARIANTS
-from .launch import free_bytes
+from .launch import check_written, free_bytes, in_runs
 
 KEY_POISON = -1  # no row's key is negative: a key left so was not written
 # keys of 32 bits (half the transfer, a third of a cell's work) where every score is below
@@ -40,24 +40,26 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, *
     threads_per_block = 32 * variant.defines["SCAN_WARPS"]
     spans = blocks["hi"] - blocks["lo"]
     base = np.r_[0, np.cumsum(spans)].astype(np.int64)
-    keys = cupy.full(int(base[-1]), KEY_POISON if not key32 else KEY32_POISON,
-                     dtype=cupy.uint32 if key32 else cupy.int64)
-    device = [cupy.asarray(a) for a in (q_codes, q_offsets, t_codes, t_offsets)]
-    fields = [np.ascontiguousarray(blocks[key], np.int64)
+    poison = KEY32_POISON if key32 else KEY_POISON
+    keys = cupy.full(int(base[-1]), poison, dtype=cupy.uint32 if key32 else cupy.int64)
+    targets = _sequences(t_codes, t_offsets)  # uploaded once for all the calls of a scan
+    queries = [cupy.asarray(q_codes), cupy.asarray(q_offsets)]
+    fields = [cupy.asarray(np.ascontiguousarray(blocks[key], np.int64))
               for key in ("query", "target", "lo", "hi")]
-    budget = max(1, free_bytes() // 2 // 8)  # rows of edge (int2) a launch may hold
-    start = 0
-    while start < len(spans):
-        stop = start + 1
-        while stop < len(spans) and base[stop + 1] - base[start] <= budget:
-            stop += 1
+    budget = free_bytes() // 2 // 8  # rows of edge (int2) a launch may hold
+
+    def run_end(start, most):  # the blocks from start whose edges fit, at least one
+        fitting = int(np.searchsorted(base, base[start] + budget, "right")) - 1
+        return min(start + most, max(start + 1, fitting))
+
+    def launch(start, stop):
         edge = cupy.empty(2 * int(base[stop] - base[start]), dtype=cupy.int32)
-        local_base = cupy.asarray(base[start:stop] - base[start])
-        count = stop - start
-        kernel((count,), (threads_per_block,),
-               (*device, *(cupy.asarray(f[start:stop]) for f in fields), local_base,
-                np.int32(count), *_scores(scheme), edge, keys[int(base[start]):]))
-        start = stop
-    if len(keys) and bool((keys == (KEY32_POISON if key32 else KEY_POISON)).any()):
-        raise RuntimeError("scan_rows left row keys unwritten")
+        kernel((stop - start,), (threads_per_block,),
+               (*queries, targets.codes, targets.offsets,
+                *(f[start:stop] for f in fields), cupy.asarray(base[start:stop] - base[start]),
+                np.int32(stop - start), *_scores(scheme), edge, keys[int(base[start]):]))
+        return ()
+
+    in_runs(len(spans), run_end, launch, 1, "blocks of scan rows")
+    check_written(keys == poison, keys.size, "row keys")
     return keys
