@@ -4,10 +4,10 @@ random DNA target with copies of the query planted in it, SSCA#1's scores.
     python benchmarks/bench_scan.py [--query 4096] [--target 1e8] [--cpu-target 2e6]
                                     [--threads 1 16]
 
-GPU: the engine's rows (scan_rows) alone, then the whole scan with kernel 2 (starts and
-alignments of the --top 200 hits), checked equal to the CPU engine's hits on the first
---check letters of the target. CPU: the whole scan on --cpu-target letters for each
---threads count. GCUPS = query letters x target letters / seconds / 1e9 (the blocks'
+GPU: the engine's rows (scan_rows) alone, then the whole scan, kernel 1 (rows and peaks)
+and kernel 2 (starts and alignments of the --top 200 hits) timed apart, checked equal to
+the CPU engine's hits and alignments on the first --check letters of the target. CPU: the
+same on --cpu-target letters for each --threads count. GCUPS = query letters x target letters / seconds / 1e9 (the blocks'
 warm-up rows, computed twice, not counted).
 """
 from __future__ import annotations
@@ -70,11 +70,15 @@ def main() -> None:
         print(f"# {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
         gpu = select("gpu")
         small = int(args.check)
-        want = scan.scan(select("cpu"), SCHEME, [query], [target[:small]], args.top)
-        got = scan.scan(gpu, SCHEME, [query], [target[:small]], args.top)
+        want = scan.scan(select("cpu"), SCHEME, [query], [target[:small]], args.top,
+                         trace=True)
+        got = scan.scan(gpu, SCHEME, [query], [target[:small]], args.top, trace=True)
         for field in ("score", "qstart", "qend", "tstart", "tend"):
             if not np.array_equal(getattr(want, field), getattr(got, field)):
                 raise SystemExit(f"GPU and CPU hits differ ({field})")
+        if not np.array_equal(want.runs.ops, got.runs.ops) or \
+                not np.array_equal(want.runs.lengths, got.runs.lengths):
+            raise SystemExit("GPU and CPU alignments differ")
         for block_rows in args.block_rows:
             blocks = scan.plan_blocks([args.query], [len(target)], SCHEME, None,
                                       block_rows or None)
@@ -95,17 +99,26 @@ def main() -> None:
             for pair in args.sweep:
                 columns, warps = map(int, pair.split(":"))
                 time_rows(f"COLS {columns}, {warps} warps", cols=columns, scan_warps=warps)
-        seconds, hits = timed(lambda: scan.scan(gpu, SCHEME, [query], [target], args.top,
-                                                trace=True))
-        print(f"gpu scan + kernel 2 (top {args.top}, traced)\t{len(target)}\t{seconds:.2f}\t"
-              f"{cells(len(target)) / seconds:.0f}", flush=True)
+        kernels(gpu, "gpu", query, target, args.top, cells)
     cpu_target = target[:int(args.cpu_target)]
-    scan.scan(select("cpu"), SCHEME, [query[:50]], [cpu_target[:5000]], 5)  # compile
+    scan.scan(select("cpu"), SCHEME, [query[:50]], [cpu_target[:5000]], 5, trace=True)
     for threads in args.threads:
-        seconds, _ = timed(lambda: scan.scan(select("cpu"), SCHEME, [query], [cpu_target],
-                                             args.top, threads=threads, trace=True))
-        print(f"cpu scan + kernel 2, {threads} threads\t{len(cpu_target)}\t{seconds:.2f}\t"
-              f"{cells(len(cpu_target)) / seconds:.2f}", flush=True)
+        kernels(select("cpu"), f"cpu, {threads} threads", query, cpu_target, args.top, cells,
+                threads)
+
+
+def kernels(backend, label, query, target, top, cells, threads=None):
+    """The whole scan timed by kernel: 1 (rows and peaks) and 2 (the hits' starts and
+    alignments, of the --top best)."""
+    blocks = scan.plan(SCHEME, [query], [target], None, None, top, 1)
+    first, found = timed(lambda: scan.block_peaks(backend, SCHEME, [query], [target], blocks,
+                                                  top, 1, threads))
+    second, hits = timed(lambda: scan.hits(backend, SCHEME, [query], [target], blocks, *found,
+                                           top, threads, trace=True))
+    print(f"{label}: kernel 1 (rows, peaks)\t{len(target)}\t{first:.3f}\t"
+          f"{cells(len(target)) / first:.2f}", flush=True)
+    print(f"{label}: kernel 2 ({len(hits.score)} hits, starts, alignments; "
+          f"{second / first:.1%} of kernel 1)\t{len(target)}\t{second:.3f}\t", flush=True)
 
 
 if __name__ == "__main__":

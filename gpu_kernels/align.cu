@@ -317,16 +317,12 @@ extern "C" __global__ void align_pairs(
 }
 
 
-#if TRACE
-// --- the alignment of each window between start and end (align_trace) ---
+// --- the alignment of each window between start and end (align_trace, trace_long) ---
 //
-// backends/cpu/align.py's _trace, one thread a window, the same choices: the global
-// alignment of the window with its moves (a byte a cell, in the window's own stretch of
-// `moves`), then the walk back from the last cell, runs written backwards from the end
-// of the window's room and moved to its start. Ties: H prefers the diagonal, then E, then
-// F; a gap prefers opening over extending. H and F of the row above are in `rows`:
-// H of column j at [j][window], F at [columns + j][window], so that the threads of a
-// warp use them together.
+// backends/cpu/align.py's _trace, the same choices: the global alignment of the window
+// with its moves, then the walk back from the last cell, runs written backwards from the
+// end of the window's room and moved to its start. Ties: H prefers the diagonal, then E,
+// then F; a gap prefers opening over extending.
 #define FROM_E 1
 #define FROM_F 2
 #define E_EXTENDS 4
@@ -337,9 +333,100 @@ extern "C" __global__ void align_pairs(
 #define INSERTION 2
 #define DELETION 3
 
+// The walk back from (n, m) of a window's moves (`moves(i, j)`: the bits of cell (i, j),
+// borders included), its runs and counts [runs, matches, mismatches, openings] into the
+// window's room (ops/len, cap entries) and c[0..3].
+template <class Moves>
+__device__ void walk_back(const Moves& moves, const unsigned char* q, const unsigned char* tt,
+                          int m, int n, unsigned char* o, int* len, long long cap,
+                          long long* c)
+{
+    int i = n, j = m, state = 0;  // 0: H, 1: E, 2: F
+    long long runs = 0, matches = 0, mismatches = 0, openings = 0;
+    int last = -1;
+    while (i > 0 || j > 0) {
+        const int bits = moves(i, j);
+        if (state == 0) {
+            state = (bits & FROM_E) ? 1 : (bits & FROM_F) ? 2 : 0;
+            if (i == 0)
+                state = 1;
+            else if (j == 0)
+                state = 2;
+        }
+        int op;
+        if (state == 0) {
+            op = q[j - 1] == tt[i - 1] ? SAME : DIFFERENT;
+            if (op == SAME)
+                matches++;
+            else
+                mismatches++;
+            i--;
+            j--;
+        } else if (state == 1) {
+            op = INSERTION;
+            if (!(bits & E_EXTENDS)) {
+                state = 0;
+                openings++;
+            }
+            j--;
+        } else {
+            op = DELETION;
+            if (!(bits & F_EXTENDS)) {
+                state = 0;
+                openings++;
+            }
+            i--;
+        }
+        if (op == last) {
+            len[cap - runs]++;
+        } else {
+            runs++;
+            o[cap - runs] = (unsigned char)op;
+            len[cap - runs] = 1;
+            last = op;
+        }
+    }
+    for (long long r = 0; r < runs; r++) {  // to the start of the room (regions may overlap:
+        o[r] = o[cap - runs + r];           // forwards, the source is never behind)
+        len[r] = len[cap - runs + r];
+    }
+    c[0] = runs;
+    c[1] = matches;
+    c[2] = mismatches;
+    c[3] = openings;
+}
+
+// A window's letters and sizes: query qstart..qend against target tstart..tend (1-based).
+struct Window {
+    const unsigned char *q, *t;
+    int m, n;
+};
+
+__device__ __forceinline__ Window window_of(
+    long long k, const unsigned char* codes, const long long* offsets, const long long* pa,
+    const long long* pb, const long long* qstart, const long long* qend,
+    const long long* tstart, const long long* tend)
+{
+    const long long q0 = max(qstart[k], 1LL), t0 = max(tstart[k], 1LL);
+    return {codes + offsets[pa[k]] + q0 - 1, codes + offsets[pb[k]] + t0 - 1,
+            (int)max(qend[k] - q0 + 1, 0LL), (int)max(tend[k] - t0 + 1, 0LL)};
+}
+
+#if TRACE
+// align_trace: a thread a window (windows `which`), its moves a byte a cell in the
+// window's own stretch of `moves`. H and F of the row above are in `rows`: H of column j
+// at [j][window], F at [columns + j][window], so that the threads of a warp use them
+// together.
+struct ByteMoves {
+    const unsigned char* mv;
+    size_t w;  // a row's cells
+    __device__ int operator()(int i, int j) const { return mv[i * w + j]; }
+};
+
 extern "C" __global__ void align_trace(
     const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
     const long long* __restrict__ pa, const long long* __restrict__ pb, const int windows,
+    const long long* __restrict__ which, const int count,
     const long long* __restrict__ qstart, const long long* __restrict__ qend,
     const long long* __restrict__ tstart, const long long* __restrict__ tend,
     const int* __restrict__ subst, const int letters, const int opening, const int extend,
@@ -350,12 +437,12 @@ extern "C" __global__ void align_trace(
 {
     __shared__ int s_subst[MAX_TABLE];
     load_table(s_subst, subst, letters);
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= windows) return;
-    const long long q0 = max(qstart[k], 1LL), t0 = max(tstart[k], 1LL);
-    const unsigned char* q = codes + offsets[pa[k]] + q0 - 1;
-    const unsigned char* tt = codes + offsets[pb[k]] + t0 - 1;
-    const int m = (int)max(qend[k] - q0 + 1, 0LL), n = (int)max(tend[k] - t0 + 1, 0LL);
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= count) return;
+    const long long k = which[x];
+    const Window win = window_of(k, codes, offsets, pa, pb, qstart, qend, tstart, tend);
+    const unsigned char *q = win.q, *tt = win.t;
+    const int m = win.m, n = win.n;
     const size_t w = (size_t)m + 1, stride = (size_t)windows;
     unsigned char* mv = moves + moves_at[k];
     int* h_row = rows + k;
@@ -408,66 +495,10 @@ extern "C" __global__ void align_trace(
             mv[i * w + j] = (unsigned char)bits;
         }
     }
-    const int score = h_row[m * stride];
-    // the walk back from (n, m), runs written backwards from the end of the room
-    const long long lo = room[k], cap = room[k + 1] - lo;
-    unsigned char* o = ops + lo;
-    int* len = lengths + lo;
-    int i = n, j = m, state = 0;  // 0: H, 1: E, 2: F
-    long long runs = 0, matches = 0, mismatches = 0, openings = 0;
-    int last = -1;
-    while (i > 0 || j > 0) {
-        const int bits = mv[i * w + j];
-        if (state == 0) {
-            state = (bits & FROM_E) ? 1 : (bits & FROM_F) ? 2 : 0;
-            if (i == 0)
-                state = 1;
-            else if (j == 0)
-                state = 2;
-        }
-        int op;
-        if (state == 0) {
-            op = q[j - 1] == tt[i - 1] ? SAME : DIFFERENT;
-            if (op == SAME)
-                matches++;
-            else
-                mismatches++;
-            i--;
-            j--;
-        } else if (state == 1) {
-            op = INSERTION;
-            if (!(bits & E_EXTENDS)) {
-                state = 0;
-                openings++;
-            }
-            j--;
-        } else {
-            op = DELETION;
-            if (!(bits & F_EXTENDS)) {
-                state = 0;
-                openings++;
-            }
-            i--;
-        }
-        if (op == last) {
-            len[cap - runs]++;
-        } else {
-            runs++;
-            o[cap - runs] = (unsigned char)op;
-            len[cap - runs] = 1;
-            last = op;
-        }
-    }
-    for (long long r = 0; r < runs; r++) {  // to the start of the room (regions may overlap:
-        o[r] = o[cap - runs + r];           // forwards, the source is never behind)
-        len[r] = len[cap - runs + r];
-    }
     long long* c = counts + (size_t)k * 5;
-    c[0] = runs;
-    c[1] = matches;
-    c[2] = mismatches;
-    c[3] = openings;
-    c[4] = score;
+    c[4] = h_row[m * stride];
+    walk_back(ByteMoves{mv, w}, q, tt, m, n, ops + room[k], lengths + room[k],
+              room[k + 1] - room[k], c);
 }
 #endif
 
@@ -631,6 +662,12 @@ typedef long long Key;
 #ifndef SCAN_WARPS
 #define SCAN_WARPS 16
 #endif
+// ANCHORED 1: kernel 2's reverse pass (pairs/scan.py) over reversed windows: the same
+// recurrence with borders that pay their gaps and no floor at 0, so a cell holds the best
+// alignment from it to the anchor (row 0, column 0); a row's key takes max(H, 0).
+#ifndef ANCHORED
+#define ANCHORED 0
+#endif
 #define CHUNK 32
 #define SCAN_LAG (2 * CHUNK)
 #define RING (4 * CHUNK)  // rows a hand-over ring holds: more than SCAN_LAG + 31
@@ -676,12 +713,12 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
         for (int t = 0; t < COLS; t++) {
             const int j = c0 + t + 1;
             col[t] = column(j <= m ? Q[j - 1] : -1, s_subst, letters);
-            h[t] = 0;              // H(0, j)
-            f[t] = -opening;       // F(1, j)
+            h[t] = ANCHORED ? -gap(j, opening, extend) : 0;  // H(0, j)
+            f[t] = h[t] - opening;                           // F(1, j)
             scale[t] = j <= m ? (Key)1 << COLUMN_BITS : 0;
             term[t] = j <= m ? (Key)(COLUMN_MASK - (j - 1)) : 0;
         }
-        int up_left = 0;
+        int up_left = ANCHORED && c0 ? -gap(c0, opening, extend) : 0;  // H(0, c0)
         int sent_h = 0, sent_e = 0;
         Key sent_key = 0;
         for (int chunk = 0; chunk * CHUNK < steps; chunk++) {
@@ -699,8 +736,8 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
                         e = v.e;
                         key = v.key;
                     } else if (round == 0) {
-                        left_h = 0;       // H(i, 0)
-                        e = -opening;     // E(i, 1)
+                        left_h = ANCHORED ? -gap(i, opening, extend) : 0;  // H(i, 0)
+                        e = left_h - opening;                              // E(i, 1)
                         key = 0;
                     } else {
                         const int2 v = row_edge[i];
@@ -715,13 +752,13 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
 #pragma unroll
                 for (int t = 0; t < COLS; t++) {
                     const int d = add_max(diag, step(col[t], sel, s_subst), f[t]);
-                    const int v = max3(d, e, 0);
+                    const int v = max3(d, e, ANCHORED ? NEG : 0);
                     diag = h[t];
                     h[t] = v;
                     const int v_open = v - opening;
                     e = add_max(e, -extend, v_open);
                     f[t] = add_max(f[t], -extend, v_open);
-                    key = max(key, (Key)v * scale[t] + term[t]);
+                    key = max(key, (Key)(ANCHORED ? max(v, 0) : v) * scale[t] + term[t]);
                 }
                 sent_h = h[COLS - 1];
                 sent_e = e;
@@ -738,6 +775,138 @@ extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) scan_rows(
             __syncthreads();  // this chunk's hand-overs before the next warps read them
         }
     }
+}
+
+// --- trace_long: a thread block a window (windows `which`) ---
+//
+// For few or long windows, where a thread a window leaves the GPU idle: scan_rows'
+// wavefront (warp w the tile of columns w, then w + SCAN_WARPS, ...) over the window's
+// global alignment with align_trace's recurrence and choices; each lane's COLS moves of a
+// row packed in a word (4 bits a cell) at [row - 1][column group of the lane], then
+// thread 0 walks back. Tile edges between rounds: [row] per window in `edge`.
+#if COLS > 16
+#error "trace_long packs a lane's COLS moves of a row in 64 bits"
+#endif
+typedef unsigned long long u64;
+
+struct PackedMoves {
+    const u64* words;
+    int per_row;  // words a row: ceil(m / COLS)
+    __device__ int operator()(int i, int j) const
+    {
+        if (i == 0) return FROM_E | (j > 1 ? E_EXTENDS : 0);
+        if (j == 0) return FROM_F | (i > 1 ? F_EXTENDS : 0);
+        const u64 word = words[(size_t)(i - 1) * per_row + (j - 1) / COLS];
+        return (int)(word >> (4 * ((j - 1) % COLS))) & 15;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(32 * SCAN_WARPS) trace_long(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb,
+    const long long* __restrict__ which, const long long* __restrict__ qstart,
+    const long long* __restrict__ qend, const long long* __restrict__ tstart,
+    const long long* __restrict__ tend, const int* __restrict__ subst, const int letters,
+    const int opening, const int extend,
+    const long long* __restrict__ moves_at, u64* __restrict__ moves,  // by block
+    const long long* __restrict__ edge_at, int2* __restrict__ edge,   // by block
+    const long long* __restrict__ room, unsigned char* __restrict__ ops,
+    int* __restrict__ lengths, long long* __restrict__ counts)
+{
+    __shared__ int s_subst[MAX_TABLE];
+    __shared__ int2 ring[SCAN_WARPS][RING];  // (H, E) of the column left of a warp's tile
+    load_table(s_subst, subst, letters);
+    const long long k = which[blockIdx.x];
+    const Window win = window_of(k, codes, offsets, pa, pb, qstart, qend, tstart, tend);
+    const int m = win.m, rows = win.n, per_row = (m + COLS - 1) / COLS;
+    u64* mv = moves + moves_at[blockIdx.x];
+    int2* row_edge = edge + edge_at[blockIdx.x] - 1;  // rows 1 .. rows
+    long long* c = counts + (size_t)k * 5;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int tiles = (m + 32 * COLS - 1) / (32 * COLS);
+    const int steps = rows + 31 + (SCAN_WARPS - 1) * SCAN_LAG;
+    for (int round = 0; round * SCAN_WARPS < tiles; round++) {
+        const int j0 = (round * SCAN_WARPS + warp) * 32 * COLS;
+        const int c0 = j0 + lane * COLS;  // this lane's columns: c0 + 1 .. c0 + COLS
+        const bool first_warp = warp == 0, last_warp = warp == SCAN_WARPS - 1;
+        const bool last_round = (round + 1) * SCAN_WARPS >= tiles;
+        const int m_t = m - 1 - c0;  // column m's place among them, if there
+        Column col[COLS];
+        int h[COLS], f[COLS];  // H and F of the row above
+#pragma unroll
+        for (int t = 0; t < COLS; t++) {
+            const int j = c0 + t + 1;
+            col[t] = column(j <= m ? win.q[j - 1] : -1, s_subst, letters);
+            h[t] = -gap(j, opening, extend);  // H(0, j)
+            f[t] = NEG;                       // F(0, j)
+        }
+        int up_left = c0 ? -gap(c0, opening, extend) : 0;  // H(0, c0)
+        int sent_h = 0, sent_e = 0;
+        for (int chunk = 0; chunk * CHUNK < steps; chunk++) {
+            for (int g = chunk * CHUNK; g < (chunk + 1) * CHUNK; g++) {
+                const int s = g - warp * SCAN_LAG + 1;  // this warp's step
+                int left_h = __shfl_up_sync(FULL_WARP, sent_h, 1);
+                int e = __shfl_up_sync(FULL_WARP, sent_e, 1);  // E of the column left
+                const int i = s - lane;
+                if (i < 1 || i > rows) continue;
+                if (lane == 0) {
+                    int2 v;
+                    if (!first_warp)
+                        v = ring[warp - 1][i % RING];
+                    else if (round == 0)
+                        v = make_int2(-gap(i, opening, extend), NEG);  // H(i, 0), E(i, 0)
+                    else
+                        v = row_edge[i];
+                    left_h = v.x;
+                    e = v.y;
+                }
+                const u32 sel = selector(win.t[i - 1]);
+                int diag = up_left;
+                up_left = left_h;
+                u64 word = 0;
+#pragma unroll
+                for (int t = 0; t < COLS; t++) {
+                    int bits = 0;
+                    const int e_open = left_h - opening, e_ext = e - extend;
+                    bits |= e_ext > e_open ? E_EXTENDS : 0;
+                    e = max(e_ext, e_open);
+                    const int f_open = h[t] - opening, f_ext = f[t] - extend;
+                    bits |= f_ext > f_open ? F_EXTENDS : 0;
+                    f[t] = max(f_ext, f_open);
+                    int v = diag + step(col[t], sel, s_subst);
+                    if (e > v) {
+                        v = e;
+                        bits |= FROM_E;
+                    }
+                    if (f[t] > v) {
+                        v = f[t];
+                        bits = (bits & ~FROM_E) | FROM_F;
+                    }
+                    diag = h[t];
+                    h[t] = left_h = v;
+                    word |= (u64)bits << (4 * t);
+                }
+                if (c0 < m) mv[(size_t)(i - 1) * per_row + c0 / COLS] = word;
+                if (i == rows) {
+#pragma unroll
+                    for (int t = 0; t < COLS; t++)
+                        if (t == m_t) c[4] = h[t];  // the score, H(n, m)
+                }
+                sent_h = h[COLS - 1];
+                sent_e = e;
+                if (lane == 31) {
+                    if (!last_warp)
+                        ring[warp][i % RING] = make_int2(sent_h, sent_e);
+                    else if (!last_round)
+                        row_edge[i] = make_int2(sent_h, sent_e);
+                }
+            }
+            __syncthreads();  // this chunk's hand-overs (and moves) before they are read
+        }
+    }
+    if (threadIdx.x == 0)
+        walk_back(PackedMoves{mv, per_row}, win.q, win.t, m, rows, ops + room[k],
+                  lengths + room[k], room[k + 1] - room[k], c);
 }
 #endif
 #endif

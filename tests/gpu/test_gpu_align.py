@@ -176,13 +176,19 @@ def test_the_passes_share_one_upload_of_the_same_sequences():
     assert gpu_align._sequences(codes.copy(), offsets) is not first
 
 
+# which windows get a thread block (trace_long) and which a thread (align_trace)
+BY = {"block": {}, "thread": {"fill_pairs": 0, "long_from": 1 << 30},
+      "both": {"fill_pairs": 0, "long_from": 200}}
+
+
+@pytest.mark.parametrize("by", list(BY))
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("name", ["blastn", "blosum62", "big scores", "linear"])
-def test_the_windows_tracebacks_are_the_cpus(name, mode):
-    """align_trace (a thread a window) against backends/cpu/align.py's trace_windows on
-    the windows the passes find: runs, counts and scores equal, ties included (two-letter
-    sequences), and the empty windows of score-0 local pairs and query-only semi-global
-    ones."""
+def test_the_windows_tracebacks_are_the_cpus(name, mode, by):
+    """align_trace (a thread a window) and trace_long (a block a window) against
+    backends/cpu/align.py's trace_windows on the windows the passes find: runs, counts and
+    scores equal, ties included (two-letter sequences), and the empty windows of score-0
+    local pairs and query-only semi-global ones."""
     scheme = SCHEMES[name]
     rng = np.random.default_rng(len(name) * 3 + len(mode))
     letters = 4 if scheme.alphabet.startswith("ACGT") else 20
@@ -200,8 +206,33 @@ def test_the_windows_tracebacks_are_the_cpus(name, mode):
     tend = np.where(tstart == 0, 0, tend)  # as the engine gives them
     window = (pa, pb, qstart, qend, tstart, tend, scheme)
     want = cpu_align.trace_windows(codes, offsets, *window)
-    got = gpu_align.trace_windows(codes, offsets, *window)
+    got = gpu_align.trace_windows(codes, offsets, *window, **BY[by])
     names = ("run offsets", "ops", "lengths", "matches", "mismatches", "openings", "scores")
     for label, w, g in zip(names, want, got):
         assert np.array_equal(w, g), f"{label} differ at {np.flatnonzero(w != g)[:5]}"
     assert want[1].size > 300 and np.array_equal(want[6][score > 0], score[score > 0])
+
+
+@pytest.mark.parametrize("name", ["blastn", "blosum62"])
+def test_long_windows_by_block_are_the_cpus(name):
+    """trace_long's warps and rounds: windows of 1 to 9,000 query columns in one launch
+    (18 tiles of 512: 16 warps, two rounds, narrow windows leaving warps idle), global
+    windows of related and of unrelated sequences."""
+    scheme = SCHEMES[name]
+    rng = np.random.default_rng(len(name))
+    letters = 4 if scheme.alphabet.startswith("ACGT") else 20
+    lengths = np.array([1, 2, 511, 512, 513, 1500, 9000, 300])
+    queries = related(rng, letters, lengths)
+    targets = related(rng, letters, lengths[::-1]) + [queries[6][100:8500].copy()]
+    queries.append(queries[6])
+    codes, offsets = concatenate(queries + targets)
+    pa = np.arange(len(queries))
+    pb = pa + len(queries)
+    one = np.ones(len(pa), np.int64)
+    window = (pa, pb, one, np.diff(offsets)[pa], one, np.diff(offsets)[pb], scheme)
+    want = cpu_align.trace_windows(codes, offsets, *window)
+    got = gpu_align.trace_windows(codes, offsets, *window)
+    names = ("run offsets", "ops", "lengths", "matches", "mismatches", "openings", "scores")
+    for label, w, g in zip(names, want, got):
+        assert np.array_equal(w, g), f"{label} differ at {np.flatnonzero(w != g)[:5]}"
+    assert want[3][-1] > 8000  # the last window aligns its shared stretch

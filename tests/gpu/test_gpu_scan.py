@@ -31,9 +31,10 @@ SCHEMES = {
 
 
 # rounds of 512-column tiles for the longest query (3 tiles): 3, 2 (the last half idle), 1
+@pytest.mark.parametrize("anchored", [False, True])
 @pytest.mark.parametrize("warps", [1, 2, 16])
 @pytest.mark.parametrize("name", list(SCHEMES))
-def test_row_keys_equal_the_cpu(name, warps):
+def test_row_keys_equal_the_cpu(name, warps, anchored):
     scheme = SCHEMES[name]
     rng = np.random.default_rng(41)
     k = min(len(scheme.alphabet), 20)
@@ -44,22 +45,29 @@ def test_row_keys_equal_the_cpu(name, warps):
     blocks = scan.plan_blocks([len(q) for q in queries], [len(t) for t in targets], scheme,
                               None, 400)
     args = (*concatenate(queries), *concatenate(targets), blocks, scheme)
-    want = cpu_scan.rows(*args)
-    got = gpu_scan.rows(*args, scan_warps=warps).get()
+    want = cpu_scan.rows(*args, anchored=anchored)
+    got = gpu_scan.rows(*args, anchored=anchored, scan_warps=warps).get()
     assert got.dtype == (np.int64 if name == "big scores" else np.uint32)
     assert np.array_equal(got.astype(np.int64), want)
-    assert (want >> 15).max() > 200  # the planted copies score
+    if anchored:  # rows whose best cell is below 0 (key of score 0), and some above
+        assert (want >> 15 == 0).any() and (want >> 15).max() > 0
+        assert not np.array_equal(want, cpu_scan.rows(*args))
+    else:
+        assert (want >> 15).max() > 200  # the planted copies score
 
 
 def test_hits_equal_the_cpus():
     scheme = SCHEMES["ssca1"]
     rng = np.random.default_rng(42)
-    query = rng.integers(0, 4, 300).astype(np.uint8)
-    target = planted(rng, 4, query, 200_000, 20)
+    # 300 letters: a warp a block; 1,300: three tiles, four warps (one idle)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (300, 1300)]
+    target = planted(rng, 4, queries[0], 200_000, 20)
+    target[:60_000] = planted(rng, 4, queries[1], 60_000, 12)
     for options in ({}, {"half": 50, "block_rows": 3000}):
-        cpu = scan.scan(select("cpu"), scheme, [query], [target], 30, trace=True, **options)
-        gpu_hits = scan.scan(select("gpu"), scheme, [query], [target], 30, trace=True,
+        cpu = scan.scan(select("cpu"), scheme, queries, [target], 30, trace=True, **options)
+        gpu_hits = scan.scan(select("gpu"), scheme, queries, [target], 30, trace=True,
                              **options)
+        assert (cpu.qend - cpu.qstart).max() > 1000  # the long query's copies are hits
         for field in ("score", "qstart", "qend", "tstart", "tend"):
             assert np.array_equal(getattr(cpu, field), getattr(gpu_hits, field)), field
         assert np.array_equal(cpu.runs.ops, gpu_hits.runs.ops)

@@ -60,13 +60,16 @@ where each starts, as formats.fasta.SequenceSet holds them):
   trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads) ->
       run offsets, ops, lengths, matches, mismatches, gap openings, score: the global
       alignment of each window (query qstart..qend against target tstart..tend) as runs
-      of alignments.WINDOW_OPS, a thread a window (pairs/align.py hands batches of few
-      windows to the CPU's).
-  scan_rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads) -> keys
-      (int64, or uint32 where they fit; the backend's array): for each block of a query against a long target
-      (pairs/scan.py), the key (common.COLUMN_BITS) of each of its rows lo + 1 .. hi: the
-      best local score of an alignment ending at that target letter and its first query
-      column, block after block.
+      of alignments.WINDOW_OPS; `trace_cells`: the window cells a call should hold at most
+      (pairs/align.py's batches).
+  scan_rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads,
+            anchored=False) -> keys (int64, or uint32 where they fit; the backend's array):
+      for each block of a query against a long target (pairs/scan.py), the key
+      (common.COLUMN_BITS) of each of its rows lo + 1 .. hi: the best local score of an
+      alignment ending at that target letter and its first query column, block after
+      block. anchored: the recurrence with borders that pay their gaps and no floor at 0
+      (the best alignment from each cell to the border's corner; kernel 2's reverse pass
+      over reversed windows), keys of max(H, 0).
 
 A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
 module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
@@ -109,6 +112,7 @@ class Backend:
     align_starts: Callable | None = None
     trace_windows: Callable | None = None
     scan_rows: Callable | None = None
+    trace_cells: float = 1 << 28  # window cells a trace_windows call holds at most
     affine_counts_traced: bool = False
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)

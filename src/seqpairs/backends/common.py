@@ -123,3 +123,15 @@ def target_groups(pair_targets: np.ndarray, most: int) -> tuple[np.ndarray, np.n
                                              np.diff(np.r_[0, new_target, len(order)]))
     starts = np.flatnonzero(rank % most == 0) if len(order) else np.empty(0, dtype=np.int64)
     return order, np.r_[starts, len(order)].astype(np.int64)
+
+
+def runs_within(sizes: np.ndarray, most: float):
+    """(lo, hi) runs of consecutive items whose sizes add up to at most `most` (at least
+    one item a run)."""
+    total = np.cumsum(sizes)
+    lo = 0
+    while lo < len(sizes):
+        before = total[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(total, before + most, side="right")))
+        yield lo, hi
+        lo = hi

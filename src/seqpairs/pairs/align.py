@@ -2,9 +2,9 @@
 (scoring/local.py) in three passes, as ADEPT does: score and end of every pair (the
 backend's align_ends), then, for the pairs kept (--min-score, the best per query), the
 start by a reverse pass from the end (align_starts), then, when asked, the alignment
-itself by a global traceback of the window between start and end (CPU cores,
-trace_windows: the window's global optimum is the local one, so the traceback needs no
-more than the window)."""
+itself by a global traceback of the window between start and end (trace_windows: the
+window's global optimum is the local one, so the traceback needs no more than the
+window)."""
 from __future__ import annotations
 
 import logging
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backends
 from ..backends import Backend
+from ..backends.common import runs_within
 from ..errors import UserError
 from ..scoring import LocalScheme
 from ..scoring.local import AlignMode
@@ -116,7 +116,7 @@ def locate(backend: Backend, scheme: LocalScheme, mode: AlignMode, codes: np.nda
         hits.qstart[part], hits.tstart[part] = qstart, tstart
     hits.tend = np.where(hits.tstart == 0, 0, hits.tend)  # no target letter aligned
     if trace:
-        hits.runs = _trace(backend, codes, offsets, hits, scheme, threads)
+        hits.runs = alignments_of(backend, codes, offsets, hits, scheme, threads)
     return hits
 
 
@@ -128,18 +128,13 @@ def _concatenate(parts: list[Hits]) -> Hits:
                   for name in FIELDS))
 
 
-def _trace(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Runs:
-    """The alignments of every hit, in batches of about TRACE_CELLS window cells, on the
-    backend, or the CPU's where it has no trace_windows or a batch holds fewer than
-    TRACE_SPREAD windows: a thread a window leaves a GPU idle on a few long windows (the
-    200 hits of a 4,096-letter query took 54 s on an H100, benchmarks/RESULTS.md)."""
+def alignments_of(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Runs:
+    """The alignments of every hit (its window between start and end), in batches of at
+    most the backend's trace_cells window cells."""
     parts = []
-    cpu_trace = backends.select("cpu").trace_windows
-    for lo, hi in _spans(hits, TRACE_CELLS):
+    for lo, hi in _spans(hits, backend.trace_cells):
         part = slice(lo, hi)
-        trace_windows = backend.trace_windows if backend.trace_windows and \
-            hi - lo >= TRACE_SPREAD else cpu_trace
-        run_offsets, ops, lengths, matches, mismatches, openings, _ = trace_windows(
+        run_offsets, ops, lengths, matches, mismatches, openings, _ = backend.trace_windows(
             codes, offsets, hits.query[part], hits.target[part], hits.qstart[part],
             hits.qend[part], hits.tstart[part], hits.tend[part], scheme, threads)
         parts.append((run_offsets, ops, lengths, matches, mismatches, openings))
@@ -151,26 +146,9 @@ def _trace(backend: Backend, codes, offsets, hits: Hits, scheme, threads) -> Run
                   for k in range(1, 6)))
 
 
-# window cells traced at once: a byte each, held by all threads together (~256 MiB)
-TRACE_CELLS = 1 << 28
-TRACE_SPREAD = 4096  # windows a batch needs for the backend's own (GPU) traceback
-
-
-def _spans(hits: Hits, cells: int):
+def _spans(hits: Hits, cells: float):
     """(lo, hi) batches of hits whose windows hold at most `cells` cells together (one
     hit a batch where its own window is larger)."""
     size = (np.maximum(hits.qend - np.maximum(hits.qstart, 1) + 1, 0) + 1) * \
         (np.maximum(hits.tend - np.maximum(hits.tstart, 1) + 1, 0) + 1)
     return runs_within(size, cells)
-
-
-def runs_within(sizes: np.ndarray, most: float):
-    """(lo, hi) runs of consecutive items whose sizes add up to at most `most` (at least
-    one item a run)."""
-    total = np.cumsum(sizes)
-    lo = 0
-    while lo < len(sizes):
-        before = total[lo - 1] if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(total, before + most, side="right")))
-        yield lo, hi
-        lo = hi

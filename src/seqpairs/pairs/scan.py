@@ -37,11 +37,10 @@ from numba import njit, prange
 
 from .. import backends
 from ..backends import Backend
-from ..backends.common import COLUMN_BITS, COLUMN_MASK, concatenate
+from ..backends.common import COLUMN_BITS, COLUMN_MASK, concatenate, runs_within
 from ..errors import UserError
 from ..scoring import LocalScheme
-from ..scoring.local import MODES
-from .align import Hits, best_per_query, locate, runs_within
+from .align import Hits, alignments_of, best_per_query
 
 log = logging.getLogger("seqpairs.scan")
 LEAST_BLOCK = 1 << 16  # rows a block reports at least (its warm-up is half + span more)
@@ -150,7 +149,7 @@ def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
     block, then hits."""
     blocks = plan(scheme, queries, targets, half, block_rows, top, min_score)
     found = block_peaks(backend, scheme, queries, targets, blocks, top, min_score, threads)
-    return hits(scheme, queries, targets, blocks, *found, top, threads, trace)
+    return hits(backend, scheme, queries, targets, blocks, *found, top, threads, trace)
 
 
 def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score) -> dict:
@@ -199,8 +198,8 @@ def block_peaks(backend: Backend, scheme: LocalScheme, queries, targets, blocks:
     return (np.concatenate(done), *(np.concatenate(column) for column in zip(*parts)))
 
 
-def hits(scheme: LocalScheme, queries, targets, blocks: dict, done, score, tend, qend, kept,
-         top: int, threads=None, trace: bool = False) -> Hits:
+def hits(backend: Backend, scheme: LocalScheme, queries, targets, blocks: dict, done, score,
+         tend, qend, kept, top: int, threads=None, trace: bool = False) -> Hits:
     """The hits of block_peaks' results (of every block, from all workers): the best `top`
     of each (query, target), ordered as scan's, with kernel 2's starts and alignments."""
     filled = np.arange(top)[None, :] < kept[:, None]
@@ -212,30 +211,66 @@ def hits(scheme: LocalScheme, queries, targets, blocks: dict, done, score, tend,
     query, target, score, qend, tend = (a[keep] for a in (query, target, score, qend, tend))
     log.info("%d hits of %d queries against %d targets", len(score), len(queries),
              len(targets))
-    return _located(scheme, queries, targets, query, target, score, qend, tend, threads,
-                    trace)
+    return _located(backend, scheme, queries, targets, query, target, score, qend, tend,
+                    threads, trace)
 
 
-def _located(scheme, queries, targets, query, target, score, qend, tend, threads,
+def _located(backend, scheme, queries, targets, query, target, score, qend, tend, threads,
              trace) -> Hits:
-    """Kernel 2: each hit's start and alignment, found in the window of the target that
-    can hold it (max_span: the rows the reverse pass needs, as align's reverse_rows), which
-    pairs/align.locate takes as a sequence of its own, on the CPU cores whatever the
-    backend: their reverse pass goes row by row and stops at the first row reaching the
-    score (about the query's length), where the GPU's warp a pair goes a tile of columns
-    at a time through all the window's rows (six times the query's under SSCA#1's scores:
-    7 s of an 8 s scan on an H100, benchmarks/RESULTS.md)."""
-    rows = np.minimum(tend, max_span(qend, score, scheme))
-    windows = [targets[r][e - w:e] for r, e, w in zip(target, tend, rows)]
-    codes, offsets = concatenate(list(queries) + windows)
-    hits = Hits(query.astype(np.int64), len(queries) + np.arange(len(score), dtype=np.int64),
-                np.arange(len(score), dtype=np.int64), score.astype(np.int64),
-                np.zeros(len(score), np.int64), qend.astype(np.int64),
-                np.zeros(len(score), np.int64), rows.astype(np.int64))
-    hits = locate(backends.select("cpu"), scheme, MODES["local"], codes, offsets, hits,
-                  threads, trace)
-    shift = tend - rows  # window coordinates back to the target's
-    hits.tstart = hits.tstart + shift
-    hits.tend = hits.tend + shift
-    hits.target = target.astype(np.int64)
+    """Kernel 2: each hit's start (starts) and, with trace, its alignment, the global
+    alignment of the window between start and end (pairs/align.alignments_of)."""
+    qstart, tstart = starts(backend, scheme, queries, targets, query, target, score, qend,
+                            tend, threads)
+    hits = Hits(query.astype(np.int64), target.astype(np.int64),
+                np.arange(len(score), dtype=np.int64), score.astype(np.int64), qstart,
+                qend.astype(np.int64), tstart, tend.astype(np.int64))
+    if trace:  # each window a sequence of its own, in the window's coordinates
+        windows = [targets[r][a - 1:e] for r, a, e in zip(target, tstart, tend)]
+        codes, offsets = concatenate(list(queries) + windows)
+        spans = hits.take(np.arange(len(score)))
+        spans.target = len(queries) + np.arange(len(score), dtype=np.int64)
+        spans.tstart, spans.tend = np.ones_like(tstart), tend - tstart + 1
+        hits.runs = alignments_of(backend, codes, offsets, spans, scheme, threads)
     return hits
+
+
+def starts(backend: Backend, scheme: LocalScheme, queries, targets, query, target, score,
+           qend, tend, threads=None):
+    """The starts (query, target; 1-based) of the hits ending at (qend, tend) with these
+    scores: the reverse pass, the backend's anchored scan_rows over each hit's query prefix
+    and the target before its end, both reversed. Every cell of that pass holds the best
+    alignment from it to the end, so none exceeds the hit's score, and the start is the
+    first cell in row-major order that reaches it (align.cu's align_starts, cpu/align.py's
+    _reverse): the first row whose key holds the score, at the key's column. Rows: first
+    the query's length and an eighth more (most alignments span about as many target
+    letters as query letters), then, for hits not found there, all max_span rows that can
+    hold the alignment."""
+    rows_of = backend.scan_rows or backends.select("cpu").scan_rows
+    reach = np.minimum(tend, max_span(qend, score, scheme))
+    qstart, tstart = np.zeros(len(score), np.int64), np.zeros(len(score), np.int64)
+    todo = np.arange(len(score))
+    for limit in (np.minimum(reach, qend + qend // 8 + 64), reach):
+        if not len(todo):
+            break
+        prefixes = [queries[q][:e][::-1] for q, e in zip(query[todo], qend[todo])]
+        windows = [targets[r][e - w:e][::-1]
+                   for r, e, w in zip(target[todo], tend[todo], limit[todo])]
+        ones = np.arange(len(todo), dtype=np.int64)
+        blocks = {"query": ones, "target": ones, "lo": np.zeros_like(ones),
+                  "hi": limit[todo].astype(np.int64)}
+        keys = backend.to_host(rows_of(*concatenate(prefixes), *concatenate(windows), blocks,
+                                       scheme, threads, anchored=True)).astype(np.int64)
+        hit_of = np.repeat(ones, blocks["hi"])
+        row = np.arange(len(keys)) - np.repeat(np.cumsum(blocks["hi"]) - blocks["hi"],
+                                               blocks["hi"])
+        reached = np.flatnonzero(keys >> COLUMN_BITS == score[todo][hit_of])
+        found, first = np.unique(hit_of[reached], return_index=True)
+        at = reached[first]
+        column = COLUMN_MASK - (keys[at] & COLUMN_MASK) + 1
+        done = todo[found]
+        qstart[done] = qend[done] - column + 1
+        tstart[done] = tend[done] - row[at]
+        todo = np.delete(todo, found)
+    if len(todo):
+        raise RuntimeError(f"scan: no start found for {len(todo)} hits (a kernel's error)")
+    return qstart, tstart

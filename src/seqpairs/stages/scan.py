@@ -45,7 +45,7 @@ def run(args) -> None:
     if not executor.root:
         return
     every = np.arange(len(blocks["lo"]))  # gathered in block order, from all ranks
-    hits = engine.hits(scheme, queries, targets, blocks, every, *gathered,
+    hits = engine.hits(backend, scheme, queries, targets, blocks, every, *gathered,
                        args.top, args.threads, trace=hit_table.traced(columns))
     alphabet = np.array(list(scheme.alphabet))
 

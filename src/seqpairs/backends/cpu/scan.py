@@ -16,42 +16,53 @@ from ..common import COLUMN_BITS, COLUMN_MASK
 from .batch import set_threads
 from .local import _max, _profile
 
+NEG = -(1 << 29)  # minus infinity in int32: stays far above its lower bound after gaps
+
 
 @njit(nogil=True, cache=True)
-def _rows(q, t, profile, opening, extend, keys):
-    """keys[i - 1] of rows i = 1..len(t) of q against t (a fresh border at row 0)."""
+def _rows(q, t, profile, opening, extend, anchored, keys):
+    """keys[i - 1] of rows i = 1..len(t) of q against t (a fresh border at row 0; anchored:
+    borders that pay their gaps, no floor, keys of max(H, 0))."""
     m = len(q)
+    floor = np.int32(NEG if anchored else 0)
     h_row = np.zeros(m, np.int32)
-    f_row = np.full(m, -opening, np.int32)  # F(1, j): row 0 is the border
+    if anchored:
+        for j in range(m):
+            h_row[j] = -(opening + j * extend)  # H(0, j + 1)
+    f_row = h_row - opening  # F(1, j + 1): row 0 is the border
     for i in range(len(t)):
         p = profile[t[i]]
-        diag, e, key = np.int32(0), np.int32(-opening), np.int64(0)
+        left = np.int32(-(opening + i * extend) if anchored else 0)  # H(i + 1, 0)
+        diag = np.int32(0 if i == 0 or not anchored else left + extend)  # H(i, 0)
+        e, key = left - opening, np.int64(0)
         for j in range(m):
             f = f_row[j]
-            d = _max(_max(diag + p[j], f), np.int32(0))
+            d = _max(_max(diag + p[j], f), floor)
             h = _max(d, e)
             e = max(e - extend, d - opening)
             diag = h_row[j]
             h_row[j] = h
             f_row[j] = _max(f - extend, h - opening)
-            key = _max(key, (np.int64(h) << COLUMN_BITS) | (COLUMN_MASK - j))
+            key = _max(key, (np.int64(_max(h, np.int32(0))) << COLUMN_BITS) |
+                       (COLUMN_MASK - j))
         keys[i] = key
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def _blocks(q_codes, q_offsets, t_codes, t_offsets, item_query, item_target, lo, hi, base,
-            subst, opening, extend, keys):
+            subst, opening, extend, anchored, keys):
     no_pssm = np.zeros((0, subst.shape[0]), np.int32)
     for k in prange(len(item_query)):
         q = q_codes[q_offsets[item_query[k]]:q_offsets[item_query[k] + 1]]
         t0 = t_offsets[item_target[k]]
         profile = np.empty((subst.shape[0], len(q)), np.int32)  # [target letter][column]
         _profile(profile, q, subst, no_pssm, False)
-        _rows(q, t_codes[t0 + lo[k]:t0 + hi[k]], profile, opening, extend,
+        _rows(q, t_codes[t0 + lo[k]:t0 + hi[k]], profile, opening, extend, anchored,
               keys[base[k]:base[k] + hi[k] - lo[k]])
 
 
-def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None):
+def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
+         anchored=False):
     """The contract's scan_rows: the keys of every block's rows lo + 1 .. hi, block after
     block (int64)."""
     spans = blocks["hi"] - blocks["lo"]
@@ -63,5 +74,5 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None):
                 *(np.ascontiguousarray(blocks[key], np.int64)
                   for key in ("query", "target", "lo", "hi")), base[:-1],
                 scheme.matrix(), np.int32(scheme.gap_open + scheme.gap_extend),
-                np.int32(scheme.gap_extend), keys)
+                np.int32(scheme.gap_extend), anchored, keys)
     return keys

@@ -43,5 +43,6 @@ def backend(device: int = 0) -> Backend:
         align_ends=align.ends,
         align_starts=align.starts,
         trace_windows=align.trace_windows,
+        trace_cells=align.TRACE_CELLS,
         scan_rows=scan.rows,
     )

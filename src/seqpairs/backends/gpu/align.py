@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import UserError
 from ..alignments import window_runs
+from ..common import runs_within
 from .kernels import BLOCK, VARIANTS
 from .launch import (
     INT_POISON,
@@ -38,6 +39,9 @@ TABLE_ENTRIES = 1024  # align.cu's MAX_TABLE: (letters + 1) x letters
 # 80,000 pairs of 500 bp and 100,000 of 2,000 bp ran 1.5x faster a thread a pair.
 FILL_PAIRS = 50_000
 LONG_FROM = 4000
+# window cells a trace_windows call holds at most: a byte of moves each a thread a window,
+# half that a block a window (the 200 hits of a 4,096-letter scan, 3.4e9 cells, in one)
+TRACE_CELLS = 1 << 32
 ROW_BYTES = 8  # the strip edge's (H, E) per row and pair (two pairs a thread: + letters)
 
 
@@ -274,9 +278,12 @@ def starts(codes, offsets, scheme, mode, threads=None, max_batch=None, long_from
     return align
 
 
-def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads=None):
-    """The contract's trace_windows on the GPU (align.cu's align_trace, a thread a window):
-    the same runs and counts as backends/cpu/align.py's, as host arrays."""
+def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, threads=None,
+                  long_from=LONG_FROM, fill_pairs=FILL_PAIRS):
+    """The contract's trace_windows on the GPU: the same runs and counts as
+    backends/cpu/align.py's, as host arrays. Windows get a thread block each (align.cu's
+    trace_long) by _run_all's rule (all of fewer than fill_pairs windows, else those with a
+    side of long_from letters or more), the rest a thread each (align_trace)."""
     import cupy
 
     seqs = _sequences(codes, offsets)
@@ -286,19 +293,62 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
     n = cupy.maximum(coords[3] - cupy.maximum(coords[2], 1) + 1, 0)
     room = cupy.zeros(len(pa) + 1, cupy.int64)
     cupy.cumsum(m + n, out=room[1:])
-    moves_at = cupy.zeros(len(pa) + 1, cupy.int64)
-    cupy.cumsum((m + 1) * (n + 1), out=moves_at[1:])
-    columns = int(m.max()) + 1 if len(pa) else 1
     total = int(room[-1])
     ops, lengths = cupy.empty(total, cupy.uint8), cupy.empty(total, cupy.int32)
     counts = cupy.full((len(pa), 5), INT_POISON, cupy.int64)
-    if len(pa):
-        kernel = VARIANTS["align_trace"].function_handle()
-        kernel(((len(pa) + BLOCK - 1) // BLOCK,), (BLOCK,),
-               (seqs.codes, seqs.offsets, pa, pb, np.int32(len(pa)), *coords,
-                *_scores(scheme), moves_at,
-                cupy.empty(int(moves_at[-1]), cupy.uint8),
-                cupy.empty(2 * columns * len(pa), cupy.int32), np.int32(columns), room, ops,
-                lengths, counts))
-        check_written(counts[:, 0] == INT_POISON, len(pa), "alignments")
+    block = ((cupy.maximum(m, n) >= long_from) | (len(pa) < fill_pairs)) & (m > 0) & (n > 0)
+    args = (seqs, pa, pb, coords, m, n, _scores(scheme), room, ops, lengths, counts)
+    _trace_by_thread(*args, cupy.flatnonzero(~block))
+    _trace_by_block(*args, cupy.flatnonzero(block), len(scheme.alphabet) <= WORD_LETTERS and
+                    -128 <= scheme.matrix().min() <= scheme.matrix().max() <= 127)
+    check_written(counts[:, 0] == INT_POISON, len(pa), "alignments")
     return window_runs(room.get(), ops.get(), lengths.get(), counts.get())
+
+
+def _trace_by_thread(seqs, pa, pb, coords, m, n, scores, room, ops, lengths, counts, which):
+    """align_trace over the windows `which`: a byte of moves a cell."""
+    import cupy
+
+    if not len(which):
+        return
+    cells = cupy.zeros(len(pa), cupy.int64)
+    cells[which] = (m[which] + 1) * (n[which] + 1)
+    moves_at = cupy.zeros(len(pa) + 1, cupy.int64)
+    cupy.cumsum(cells, out=moves_at[1:])
+    columns = int(m[which].max()) + 1
+    VARIANTS["align_trace"].function_handle()(
+        ((len(which) + BLOCK - 1) // BLOCK,), (BLOCK,),
+        (seqs.codes, seqs.offsets, pa, pb, np.int32(len(pa)), which, np.int32(len(which)),
+         *coords, *scores, moves_at, cupy.empty(int(moves_at[-1]), cupy.uint8),
+         cupy.empty(2 * columns * len(pa), cupy.int32), np.int32(columns), room, ops,
+         lengths, counts))
+
+
+def _trace_by_block(seqs, pa, pb, coords, m, n, scores, room, ops, lengths, counts, which,
+                    word):
+    """trace_long over the windows `which`: 4 bits of moves a cell, thread blocks of as many
+    warps as the widest window's tiles of 32 x COLS query columns (up to 16), launches of
+    as many windows as fit half the free memory."""
+    import cupy
+
+    if not len(which):
+        return
+    cols = VARIANTS["trace_long_word_1"].defines["COLS"]
+    words = (n[which] * (-(-m[which] // cols))).get()  # each window's moves, 8 bytes a word
+    rows = n[which].get() + 1
+    tiles = -(-int(m[which].max()) // (32 * cols))
+    warps = next((w for w in TRACE_WARPS if w >= tiles), TRACE_WARPS[-1])
+    kernel = VARIANTS[f"trace_long_{'word' if word else 'table'}_{warps}"].function_handle()
+    sizes = 8 * words + 8 * rows
+    for lo, hi in runs_within(sizes, free_bytes() // 2):
+        moves_at = np.r_[0, np.cumsum(words[lo:hi])].astype(np.int64)
+        edge_at = np.r_[0, np.cumsum(rows[lo:hi])].astype(np.int64)
+        kernel((hi - lo,), (32 * warps,),
+               (seqs.codes, seqs.offsets, pa, pb, which[lo:hi], *coords, *scores,
+                cupy.asarray(moves_at), cupy.empty(int(moves_at[-1]), cupy.uint64),
+                cupy.asarray(edge_at), cupy.empty(2 * int(edge_at[-1]), cupy.int32), room, ops,
+                lengths, counts))
+
+
+TRACE_WARPS = (1, 2, 4, 8, 16)  # trace_long's variants (kernels.VARIANTS)
+

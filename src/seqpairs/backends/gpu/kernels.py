@@ -113,10 +113,18 @@ VARIANTS = {
     # backends/gpu/scan.py picks the warps by the query's tiles; keys of 32 bits where
     # the scores allow (_key32). COLS 16 against 8: 1,325 / 1,160 GCUPS at 4,096 query
     # letters, 1,210 / 1,126 at 1,024 (H100, benchmarks/RESULTS.md)
-    **{f"scan_rows_{fetch}_{warps}{'_key32' if key32 else ''}": Variant(
-        "align.cu", "scan_rows", {"COLS": 16, "WORD": int(fetch == "word"), "REVERSE": 0,
-                                  "LONG": 1, "SCAN_WARPS": warps, "KEY32": key32})
-       for fetch in ("word", "table") for warps in (2, 4, 8, 16) for key32 in (0, 1)},
+    # (_anchored: kernel 2's reverse pass, borders that pay and no floor)
+    **{f"scan_rows_{fetch}_{warps}{'_key32' if key32 else ''}{'_anchored' if anchored else ''}":
+       Variant("align.cu", "scan_rows", {"COLS": 16, "WORD": int(fetch == "word"),
+                                         "REVERSE": 0, "LONG": 1, "SCAN_WARPS": warps,
+                                         "KEY32": key32, "ANCHORED": anchored})
+       for fetch in ("word", "table") for warps in (2, 4, 8, 16) for key32 in (0, 1)
+       for anchored in (0, 1)},
+    # the windows' alignments, a thread block a window (scan_rows' wavefront, 4-bit moves)
+    **{f"trace_long_{fetch}_{warps}": Variant(
+        "align.cu", "trace_long", {"COLS": 16, "WORD": int(fetch == "word"), "REVERSE": 0,
+                                   "LONG": 1, "SCAN_WARPS": warps})
+       for fetch in ("word", "table") for warps in (1, 2, 4, 8, 16)},
     # the same for larger alphabets (protein), a profile per thread in shared memory
     "align_ends_pairs_profile": Variant("align.cu", "align_local_pairs",
                                         {"STRIP": 16, "WORD": 0, "REVERSE": 0, "TWO": 1}, 168),

@@ -21,7 +21,8 @@ COLS = VARIANTS["scan_rows_word_2"].defines["COLS"]
 WARPS = (2, 4, 8, 16)
 
 
-def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, **tuning):
+def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
+         anchored=False, **tuning):
     """The contract's scan_rows on the current GPU (a CuPy array, uint32 where the scores
     allow), launches of as many blocks as their edges and keys fit half the free memory,
     each a thread block of WARPS (as the longest query needs); tuning:
@@ -35,7 +36,8 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None, *
     warps = next((w for w in WARPS if w >= tiles), WARPS[-1])
     key32 = max(int(matrix.max()), 0) * longest < KEY32_SCORES
     variant = VARIANTS[f"scan_rows_{'word' if word else 'table'}_{warps}"
-                       f"{'_key32' if key32 else ''}"].tuned(**tuning)
+                       f"{'_key32' if key32 else ''}{'_anchored' if anchored else ''}"
+                       ].tuned(**tuning)
     kernel = variant.function_handle()
     threads_per_block = 32 * variant.defines["SCAN_WARPS"]
     spans = blocks["hi"] - blocks["lo"]
