@@ -28,8 +28,8 @@ SCHEME = LocalScheme.dna(5, -3, 8, 1)
 
 def data(query_length: int, target_length: int, seed: int = 1):
     rng = np.random.default_rng(seed)
-    query = rng.integers(0, 4, query_length).astype(np.uint8)
-    target = rng.integers(0, 4, target_length).astype(np.uint8)
+    query = rng.integers(0, 4, query_length, dtype=np.uint8)
+    target = rng.integers(0, 4, target_length, dtype=np.uint8)
     for at in rng.integers(0, target_length - query_length, 300):
         copy = query.copy()
         hit = rng.random(query_length) < 0.1
@@ -50,11 +50,13 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=1e8)
     parser.add_argument("--cpu-target", type=float, default=2e6)
     parser.add_argument("--check", type=float, default=2e6)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 16],
+                        help="CPU thread counts to time (none: the GPU alone)")
     parser.add_argument("--top", type=int, default=200)
     parser.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--block-rows", type=int, nargs="+", default=[0],
-                        help="rows a block reports, for the GPU rows (0: the engine's)")
+                        help="rows a block reports, for the GPU rows (0: the engine's, whole "
+                        "waves of the GPU's slots)")
     parser.add_argument("--sweep", nargs="*", default=[],
                         help="COLS:SCAN_WARPS pairs to time the GPU rows with")
     args = parser.parse_args()
@@ -81,7 +83,8 @@ def main() -> None:
             raise SystemExit("GPU and CPU alignments differ")
         for block_rows in args.block_rows:
             blocks = scan.plan_blocks([args.query], [len(target)], SCHEME, None,
-                                      block_rows or None)
+                                      block_rows or None, scan.slots(gpu, SCHEME, [query]),
+                                      scan.per_call(gpu))
             inputs = (*concatenate([query]), *concatenate([target]), blocks, SCHEME)
 
             def time_rows(label, **tuning):
@@ -110,7 +113,8 @@ def main() -> None:
 def kernels(backend, label, query, target, top, cells, threads=None):
     """The whole scan timed by kernel: 1 (rows and peaks) and 2 (the hits' starts and
     alignments, of the --top best)."""
-    blocks = scan.plan(SCHEME, [query], [target], None, None, top, 1)
+    blocks = scan.plan(SCHEME, [query], [target], None, None, top, 1,
+                       scan.slots(backend, SCHEME, [query], threads), scan.per_call(backend))
     first, found = timed(lambda: scan.block_peaks(backend, SCHEME, [query], [target], blocks,
                                                   top, 1, threads))
     second, hits = timed(lambda: scan.hits(backend, SCHEME, [query], [target], blocks, *found,

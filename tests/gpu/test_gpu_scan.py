@@ -71,3 +71,26 @@ def test_hits_equal_the_cpus():
         for field in ("score", "qstart", "qend", "tstart", "tend"):
             assert np.array_equal(getattr(cpu, field), getattr(gpu_hits, field)), field
         assert np.array_equal(cpu.runs.ops, gpu_hits.runs.ops)
+
+
+@pytest.mark.parametrize("min_score", [1, 40])
+@pytest.mark.parametrize("half", [0, 1, 7, 300, None])
+def test_peaks_equal_the_cpus(half, min_score):
+    """scan_peaks.cu's window maxima against the CPU's sliding window on the same keys:
+    ties in a window (tandem repeats, a homopolymer), windows clipped at both ends of a
+    target, blocks of a few rows, no window (half 0), a target shorter than its window."""
+    scheme = SCHEMES["ssca1"]
+    rng = np.random.default_rng(43 if half is None else half)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (20, 300)]
+    targets = [planted(rng, 4, queries[1], 20_000, 8), np.tile(queries[0], 40),
+               np.zeros(500, np.uint8), rng.integers(0, 4, 3).astype(np.uint8)]
+    blocks = scan.plan(scheme, queries, targets, half, 1500, 50, min_score)
+    keys = gpu_scan.rows(*concatenate(queries), *concatenate(targets), blocks, scheme)
+    want = cpu_scan.peaks(keys.get(), blocks, 50, min_score)
+    got = gpu_scan.peaks(keys, blocks, 50, min_score)
+    assert np.array_equal(want[3], got[3])
+    assert want[3].sum() > 10
+    for k, kept in enumerate(want[3]):  # each block's peaks, in any order
+        triples = [sorted(zip(*(found[k][:kept].tolist() for found in side[:3])))
+                   for side in (want, got)]
+        assert triples[0] == triples[1], k

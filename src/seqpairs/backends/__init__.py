@@ -70,6 +70,13 @@ where each starts, as formats.fasta.SequenceSet holds them):
       block. anchored: the recurrence with borders that pay their gaps and no floor at 0
       (the best alignment from each cell to the border's corner; kernel 2's reverse pass
       over reversed windows), keys of max(H, 0).
+  scan_slots(scheme, query_length, threads) -> int: how many blocks of a query of that length
+      scan_rows computes at once (pairs/scan.py sizes blocks to fill whole waves of them);
+      `scan_rows_per_call`: the rows of blocks a call takes at most.
+  scan_peaks(keys, blocks, top, min_score, threads) -> score, target end, query end (int64
+      [blocks, top], unordered, the first `kept` of each row filled), kept (int64 [blocks]):
+      each block's best `top` peaks (pairs/scan.py) from scan_rows' keys of the same
+      blocks (the backend's array), as host arrays.
 
 A kernel takes pair indices (pa[k] is A, pb[k] is B) as arrays of the backend's array
 module (`xp`) and returns arrays of it; the GPU kernels also take host arrays and then
@@ -112,6 +119,9 @@ class Backend:
     align_starts: Callable | None = None
     trace_windows: Callable | None = None
     scan_rows: Callable | None = None
+    scan_peaks: Callable | None = None
+    scan_slots: Callable | None = None
+    scan_rows_per_call: int = 1 << 26  # row keys of 8 bytes: 512 MiB
     trace_cells: float = 1 << 28  # window cells a trace_windows call holds at most
     affine_counts_traced: bool = False
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a

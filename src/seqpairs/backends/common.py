@@ -58,11 +58,39 @@ AFFINE_COUNTS = ("score", "matches", "mismatches", "openings", "columns", "termi
 
 
 def concatenate(seqs) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, offsets): the sequences end to end and where each one starts (int64)."""
+    """(codes, offsets): the sequences end to end and where each one starts (int64); no
+    copy where they already lie end to end in one uint8 array (a file's records, one long
+    target: a genome's gigabyte is not copied)."""
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum([len(s) for s in seqs], out=offsets[1:])
-    codes = np.concatenate(seqs) if seqs else np.empty(0, dtype=np.uint8)
+    codes = _end_to_end(seqs)
+    if codes is None:
+        codes = np.concatenate(seqs) if seqs else np.empty(0, dtype=np.uint8)
     return codes.astype(np.uint8, copy=False), offsets
+
+
+def _end_to_end(seqs) -> np.ndarray | None:
+    """The one uint8 array's stretch that holds seqs end to end, else None."""
+    if not len(seqs) or not all(isinstance(s, np.ndarray) and s.dtype == np.uint8 and
+                                s.ndim == 1 and s.flags.c_contiguous for s in seqs):
+        return None
+    if len(seqs) == 1:
+        return seqs[0]
+    base = next((s.base for s in seqs if len(s)), None)
+    if not isinstance(base, np.ndarray) or base.dtype != np.uint8 or base.ndim != 1 or \
+            not base.flags.c_contiguous:
+        return None
+    first = next((s.ctypes.data for s in seqs if len(s)), None)
+    at = first
+    for s in seqs:
+        if not len(s):  # an empty view's address says nothing
+            continue
+        if s.base is not base or s.ctypes.data != at:
+            return None
+        at += len(s)
+    start = first - base.ctypes.data
+    return base[start:start + at - first]
+
 
 
 def check_local_inputs(scheme, queries, targets, pairs, keys, shuffles: int, seed: int,

@@ -12,10 +12,10 @@ earlier target end), best first: score, query end q(c), target end c; kernel 2 a
 start (AlignMode local's: the reverse pass from the end, pairs/align.locate) and, on
 request, the alignment.
 
-Rows and peaks. The backend (scan_rows: CPU threads, or a warp a block on the GPU)
-gives every row's key, its best score and first query end (common.COLUMN_BITS); the
-peaks are found here, on the CPU cores, by a sliding-window maximum over each block's
-keys, ROWS_PER_CALL rows at a time.
+Rows and peaks. The backend (scan_rows: CPU threads, or a thread block a block of rows
+on the GPU) gives every row's key, its best score and first query end (common.
+COLUMN_BITS), and finds each block's best peaks in them (scan_peaks), its
+scan_rows_per_call rows at a time.
 
 Blocks. A long target is cut into blocks of rows, computed independently (threads, warps;
 GPUs or ranks the same way): the block reporting rows a..b computes rows lo + 1 .. hi
@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from numba import njit, prange
 
 from .. import backends
 from ..backends import Backend
@@ -43,8 +42,6 @@ from ..scoring import LocalScheme
 from .align import Hits, alignments_of, best_per_query
 
 log = logging.getLogger("seqpairs.scan")
-LEAST_BLOCK = 1 << 16  # rows a block reports at least (its warm-up is half + span more)
-ROWS_PER_CALL = 1 << 26  # row keys (8 bytes each) of the blocks handed to a backend at once
 
 
 NO_BOUND = np.iinfo(np.int64).max  # max_span where gaps of any length cost the same
@@ -69,15 +66,17 @@ def span_bound(m: int, scheme: LocalScheme) -> int | None:
 
 
 def plan_blocks(query_lengths, target_lengths, scheme: LocalScheme, half: int | None,
-                block_rows: int | None):
+                block_rows: int | None, slots: int = 1, per_call: float = np.inf):
     """The blocks of every (query, target) pair (module doc): dict of int64 arrays query,
-    target, lo, hi, report_lo, report_hi, and each pair's half-width."""
+    target, lo, hi, report_lo, report_hi. Each reports block_rows rows, or as many as
+    fill whole waves of `slots` blocks running at once soonest (block_rows_for)."""
     rows = {key: [] for key in ("query", "target", "lo", "hi", "report_lo", "report_hi")}
     for k, m in enumerate(query_lengths):
         width = m if half is None else half
         span = span_bound(m, scheme)
         for r, n in enumerate(target_lengths):
-            size = n if span is None else (block_rows or max(LEAST_BLOCK, 4 * (width + span)))
+            size = n if span is None else \
+                (block_rows or block_rows_for(n, width + span, slots, per_call))
             for start in range(0, max(n, 1), max(size, 1)):
                 a, b = start + 1, min(n, start + size)
                 lo = 0 if span is None else max(0, a - width - span)
@@ -86,57 +85,23 @@ def plan_blocks(query_lengths, target_lengths, scheme: LocalScheme, half: int | 
     return {key: np.array(values, np.int64) for key, values in rows.items()}
 
 
-@njit(nogil=True, cache=True)
-def _block_peaks(keys, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
-                 out_tend, out_qend):
-    """The best `top` peaks (unordered) among rows report_lo..report_hi of a block whose
-    rows lo + 1..hi have keys[0:hi - lo]; returns how many. A sliding-window maximum over
-    the rows (a deque, earliest first among equal scores) decides each row as the last
-    row of its window arrives."""
-    ring = 2 * half + 2
-    deque = np.zeros(ring, np.int64)
-    head, size, kept = 0, 0, 0
-    first = max(lo + 1, report_lo - half)
-    for i in range(first, report_hi + half + 1):
-        if i <= hi:
-            score = keys[i - lo - 1] >> COLUMN_BITS
-            while size and keys[deque[(head + size - 1) % ring] - lo - 1] >> COLUMN_BITS < score:
-                size -= 1  # later rows of equal score stay behind earlier ones
-            deque[(head + size) % ring] = i
-            size += 1
-        c = i - half  # the row whose window ends here (or at n)
-        if c < report_lo or c > min(report_hi, n):
-            continue
-        while deque[head] < c - half:
-            head = (head + 1) % ring
-            size -= 1
-        key = keys[c - lo - 1]
-        score = key >> COLUMN_BITS
-        if deque[head] != c or score < min_score:
-            continue
-        if kept < top:
-            slot = kept
-            kept += 1
-        else:  # replace the weakest kept peak (the latest among equals), if this is better
-            slot = 0
-            for k in range(1, top):
-                if out_score[k] < out_score[slot] or (out_score[k] == out_score[slot] and
-                                                      out_tend[k] > out_tend[slot]):
-                    slot = k
-            if score <= out_score[slot]:
-                continue
-        out_score[slot], out_tend[slot] = score, c
-        out_qend[slot] = COLUMN_MASK - (key & COLUMN_MASK) + 1
-    return kept
+def block_rows_for(n: int, warm: int, slots: int, per_call: float) -> int:
+    """The rows each block of a target of n rows reports, its blocks computing `warm` rows
+    more each, `slots` at a time, in calls of at most per_call rows: the fewest rows the
+    busiest slot computes, over block counts of whole waves (a wave a third full costs a
+    whole one: 873 blocks on an H100's 264 slots ran at 1,423 GCUPS)."""
+    best = (np.inf, max(n, 1))
+    for waves in range(1, MAX_WAVES + 1):
+        rows = max(1, -(-n // (waves * slots)))
+        count, size = -(-n // rows), rows + warm
+        per = max(1, min(count, per_call // size))  # blocks a call
+        calls, rest = divmod(count, per)
+        steps = (calls * -(-per // slots) + -(-rest // slots)) * size
+        best = min(best, (steps, rows))
+    return int(best[1])
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _peaks(keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
-           out_tend, out_qend, kept):
-    for k in prange(len(lo)):
-        kept[k] = _block_peaks(keys[base[k]:base[k + 1]], lo[k], hi[k], report_lo[k],
-                               report_hi[k], n[k], half[k], top, min_score, out_score[k],
-                               out_tend[k], out_qend[k])
+MAX_WAVES = 64  # block counts block_rows_for weighs: waves of the slots
 
 
 def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
@@ -147,12 +112,30 @@ def scan(backend: Backend, scheme: LocalScheme, queries: list[np.ndarray],
     then score (best first), then target end; Hits.query / .target index the lists,
     coordinates are 1-based within the target record. One worker: block_peaks over every
     block, then hits."""
-    blocks = plan(scheme, queries, targets, half, block_rows, top, min_score)
+    blocks = plan(scheme, queries, targets, half, block_rows, top, min_score,
+                  slots(backend, scheme, queries, threads), per_call(backend))
     found = block_peaks(backend, scheme, queries, targets, blocks, top, min_score, threads)
     return hits(backend, scheme, queries, targets, blocks, *found, top, threads, trace)
 
 
-def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score) -> dict:
+def worker(backend: Backend) -> Backend:
+    """The backend that computes scan's rows: this one, or the CPU's where it has none."""
+    return backend if backend.scan_rows else backends.select("cpu")
+
+
+def slots(backend: Backend, scheme: LocalScheme, queries, threads=None, ranks: int = 1) -> int:
+    """Blocks of the longest query that `ranks` workers of the backend run at once."""
+    longest = max((len(q) for q in queries), default=1)
+    return ranks * worker(backend).scan_slots(scheme, longest, threads)
+
+
+def per_call(backend: Backend) -> int:
+    """Rows a call to the backend's scan_rows holds at most."""
+    return worker(backend).scan_rows_per_call
+
+
+def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score,
+         slots: int = 1, per_call: float = np.inf) -> dict:
     """plan_blocks' blocks of every query against every target, with each block's window
     half-width ("half"), its target's length ("n") and cost (rows x query letters)."""
     if scheme.gap_open + scheme.gap_extend < 1:
@@ -161,7 +144,7 @@ def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score
         raise UserError("scan: --top and --min-score must be at least 1")
     m = np.array([len(q) for q in queries], np.int64)
     n = np.array([len(t) for t in targets], np.int64)
-    blocks = plan_blocks(m, n, scheme, half, block_rows)
+    blocks = plan_blocks(m, n, scheme, half, block_rows, slots, per_call)
     blocks["half"] = m[blocks["query"]] if half is None else \
         np.full(len(blocks["query"]), half, np.int64)
     blocks["n"] = n[blocks["target"]]
@@ -176,22 +159,16 @@ def block_peaks(backend: Backend, scheme: LocalScheme, queries, targets, blocks:
     query end (int64 [done, top]) and how many it has)."""
     q_codes, q_offsets = concatenate(queries)
     t_codes, t_offsets = concatenate(targets)
-    rows_of = backend.scan_rows or backends.select("cpu").scan_rows
+    rows_by = worker(backend)
     done, parts = [], []
     for items in [np.arange(len(blocks["lo"]))] if work is None else work:
         items = np.asarray(items, np.int64)
-        for a, b in runs_within((blocks["hi"] - blocks["lo"])[items], ROWS_PER_CALL):
+        for a, b in runs_within((blocks["hi"] - blocks["lo"])[items], per_call(backend)):
             batch = {key: values[items[a:b]] for key, values in blocks.items()}
-            keys = backend.to_host(rows_of(q_codes, q_offsets, t_codes, t_offsets, batch,
-                                           scheme, threads))
-            base = np.r_[0, np.cumsum(batch["hi"] - batch["lo"])].astype(np.int64)
-            found = [np.zeros((b - a, top), np.int64) for _ in range(3)]
-            kept = np.zeros(b - a, np.int64)
-            _peaks(keys, base, batch["lo"], batch["hi"], batch["report_lo"],
-                   batch["report_hi"], batch["n"], batch["half"], top, min_score, *found,
-                   kept)
+            keys = rows_by.scan_rows(q_codes, q_offsets, t_codes, t_offsets, batch, scheme,
+                                     threads)
             done.append(items[a:b])
-            parts.append((*found, kept))
+            parts.append(rows_by.scan_peaks(keys, batch, top, min_score, threads))
     if not parts:
         return (np.empty(0, np.int64), *(np.empty((0, top), np.int64) for _ in range(3)),
                 np.empty(0, np.int64))
@@ -245,7 +222,7 @@ def starts(backend: Backend, scheme: LocalScheme, queries, targets, query, targe
     the query's length and an eighth more (most alignments span about as many target
     letters as query letters), then, for hits not found there, all max_span rows that can
     hold the alignment."""
-    rows_of = backend.scan_rows or backends.select("cpu").scan_rows
+    rows_of = worker(backend).scan_rows
     reach = np.minimum(tend, max_span(qend, score, scheme))
     qstart, tstart = np.zeros(len(score), np.int64), np.zeros(len(score), np.int64)
     todo = np.arange(len(score))

@@ -38,7 +38,9 @@ def run(args) -> None:
     targets = [t_codes[a:b] for a, b in zip(t_offsets[:-1], t_offsets[1:])]
     backend = backends.select(args.backend, executor.device)
     blocks = engine.plan(scheme, queries, targets, args.separation, None, args.top,
-                         args.min_score)
+                         args.min_score, engine.slots(backend, scheme, queries, args.threads,
+                                                      executor.size),
+                         engine.per_call(backend))
     found = engine.block_peaks(backend, scheme, queries, targets, blocks, args.top,
                                args.min_score, args.threads, work=executor.pull(blocks["cost"]))
     gathered = executor.gather(found[0], found[1:])

@@ -26,6 +26,8 @@ BACKEND = Backend(
     align_starts=align.starts,
     trace_windows=align.trace_windows,
     scan_rows=scan.rows,
+    scan_peaks=scan.peaks,
+    scan_slots=scan.slots,
     affine_counts_traced=True,
     # measured on C005's reads against the full kernel (benchmarks/RESULTS.md); a wider
     # band costs more than the full alignment it would spare

@@ -1,6 +1,6 @@
-"""Numba kernel of `seqpairs scan` (the contract's scan_rows): for each block of a query
-against a long target, every row's best local alignment score and first query end,
-packed as one key (common.row_key).
+"""Numba kernels of `seqpairs scan` (the contract's scan_rows and scan_peaks): for each
+block of a query against a long target, every row's best local alignment score and first
+query end, packed as one key (common.COLUMN_BITS), and the block's best peaks among them.
 
 A block's rows lo + 1 .. hi are computed from a fresh border at row lo (pairs/scan.py
 chooses lo so that the rows it reads are exact); the target runs down the rows, the query
@@ -9,6 +9,7 @@ its cells. Blocks run in parallel, one a thread at a time.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -76,3 +77,77 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
                 scheme.matrix(), np.int32(scheme.gap_open + scheme.gap_extend),
                 np.int32(scheme.gap_extend), anchored, keys)
     return keys
+
+
+@njit(nogil=True, cache=True)
+def _block_peaks(keys, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
+                 out_tend, out_qend):
+    """The best `top` peaks (unordered) among rows report_lo..report_hi of a block whose
+    rows lo + 1..hi have keys[0:hi - lo]; returns how many. A sliding-window maximum over
+    the rows (a deque, earliest first among equal scores) decides each row as the last
+    row of its window arrives."""
+    ring = 2 * half + 2
+    deque = np.zeros(ring, np.int64)
+    head, size, kept = 0, 0, 0
+    first = max(lo + 1, report_lo - half)
+    for i in range(first, report_hi + half + 1):
+        if i <= hi:
+            score = keys[i - lo - 1] >> COLUMN_BITS
+            while size and keys[deque[(head + size - 1) % ring] - lo - 1] >> COLUMN_BITS < score:
+                size -= 1  # later rows of equal score stay behind earlier ones
+            deque[(head + size) % ring] = i
+            size += 1
+        c = i - half  # the row whose window ends here (or at n)
+        if c < report_lo or c > min(report_hi, n):
+            continue
+        while deque[head] < c - half:
+            head = (head + 1) % ring
+            size -= 1
+        key = keys[c - lo - 1]
+        score = key >> COLUMN_BITS
+        if deque[head] != c or score < min_score:
+            continue
+        if kept < top:
+            slot = kept
+            kept += 1
+        else:  # replace the weakest kept peak (the latest among equals), if this is better
+            slot = 0
+            for k in range(1, top):
+                if out_score[k] < out_score[slot] or (out_score[k] == out_score[slot] and
+                                                      out_tend[k] > out_tend[slot]):
+                    slot = k
+            if score <= out_score[slot]:
+                continue
+        out_score[slot], out_tend[slot] = score, c
+        out_qend[slot] = COLUMN_MASK - (key & COLUMN_MASK) + 1
+    return kept
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _peaks(keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
+           out_tend, out_qend, kept):
+    for k in prange(len(lo)):
+        kept[k] = _block_peaks(keys[base[k]:base[k + 1]], lo[k], hi[k], report_lo[k],
+                               report_hi[k], n[k], half[k], top, min_score, out_score[k],
+                               out_tend[k], out_qend[k])
+
+
+def peaks(keys, blocks, top, min_score, threads=None):
+    """The contract's scan_peaks: each block's best `top` peaks (pairs/scan.py) from its
+    rows' keys (scan_rows' of the same blocks): score, target end and query end (int64
+    [blocks, top], unordered, the first `kept` of each row filled) and kept (int64)."""
+    base = np.r_[0, np.cumsum(blocks["hi"] - blocks["lo"])].astype(np.int64)
+    found = [np.zeros((len(base) - 1, top), np.int64) for _ in range(3)]
+    kept = np.zeros(len(base) - 1, np.int64)
+    if len(kept):
+        set_threads(threads)
+        _peaks(np.asarray(keys, np.int64), base, *(np.asarray(blocks[key], np.int64) for key in
+                                                   ("lo", "hi", "report_lo", "report_hi", "n",
+                                                    "half")),
+               top, min_score, *found, kept)
+    return (*found, kept)
+
+
+def slots(scheme, query_length, threads=None) -> int:
+    """The contract's scan_slots: a block a thread (set_threads' count)."""
+    return min(threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)

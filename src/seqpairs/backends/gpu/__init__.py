@@ -45,4 +45,7 @@ def backend(device: int = 0) -> Backend:
         trace_windows=align.trace_windows,
         trace_cells=align.TRACE_CELLS,
         scan_rows=scan.rows,
+        scan_peaks=scan.peaks,
+        scan_slots=scan.slots,
+        scan_rows_per_call=scan.ROWS_PER_CALL,
     )

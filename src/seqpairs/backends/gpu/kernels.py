@@ -120,6 +120,10 @@ VARIANTS = {
                                          "KEY32": key32, "ANCHORED": anchored})
        for fetch in ("word", "table") for warps in (2, 4, 8, 16) for key32 in (0, 1)
        for anchored in (0, 1)},
+    # scan's peaks from the row keys (32 or 64 bits): segment maxima, then a thread a row
+    **{f"{function}{'_key32' if key32 else ''}": Variant("scan_peaks.cu", function,
+                                                       {"KEY32": key32})
+       for function in ("scan_segments", "scan_peaks") for key32 in (0, 1)},
     # the windows' alignments, a thread block a window (scan_rows' wavefront, 4-bit moves)
     **{f"trace_long_{fetch}_{warps}": Variant(
         "align.cu", "trace_long", {"COLS": 16, "WORD": int(fetch == "word"), "REVERSE": 0,
