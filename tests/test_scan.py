@@ -175,11 +175,29 @@ def test_cli_refusals(tmp_path, cli, argv, message):
 
 
 def test_query_past_the_limit_is_one_line(tmp_path, cli):
-    (tmp_path / "q.fa").write_text(">q\n" + "A" * 16_384 + "\n")
+    (tmp_path / "q.fa").write_text(">q\n" + "A" * 32_768 + "\n")
     (tmp_path / "t.fa").write_text(">t\nACGT\n")
     code, _, err = cli("scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
                        tmp_path / "o.tsv")
-    assert code == 2 and "16384 letters, more than the kernels' limit" in err
+    assert code == 2 and "32768 letters, more than the kernels' limit of 32767" in err
+
+
+def test_queries_past_other_stages_limit(tmp_path, cli):
+    """A query of 20,000 letters (other stages stop at 16,383): its copy in the target found
+    whole, from its start, aligned letter for letter (query letters A and C, the flanks G
+    and T, so that no alignment reaches past the copy)."""
+    rng = np.random.default_rng(20)
+    query = "".join(np.array(list("AC"))[rng.integers(0, 2, 20_000)])
+    flank = ["".join(np.array(list("GT"))[rng.integers(0, 2, 500)]) for _ in range(2)]
+    target = flank[0] + query[100:19_900] + flank[1]
+    (tmp_path / "q.fa").write_text(f">q\n{query}\n")
+    (tmp_path / "t.fa").write_text(f">t\n{target}\n")
+    code, _, err = cli("scan", "-q", tmp_path / "q.fa", "-t", tmp_path / "t.fa", "-o",
+                       tmp_path / "o.tsv", "--preset", "ssca1", "--top", "1", "--threads",
+                       "2", "--columns", "score,qstart,qend,sstart,send,cigar")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "o.tsv", sep="\t")
+    assert table.iloc[0].tolist() == [5 * 19_800, 101, 19_900, 501, 20_300, "19800="]
 
 
 def test_any_rank_count_gives_the_same_bytes(tmp_path):

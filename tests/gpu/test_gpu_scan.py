@@ -94,3 +94,20 @@ def test_peaks_equal_the_cpus(half, min_score):
         triples = [sorted(zip(*(found[k][:kept].tolist() for found in side[:3])))
                    for side in (want, got)]
         assert triples[0] == triples[1], k
+
+
+def test_a_query_past_other_stages_limit():
+    """A query of 20,000 letters (40 tiles: 16 warps in three rounds, tile edges through
+    global memory; windows of about 20,000 x 20,000 cells traced a block each): hits and
+    alignments equal to the CPU's."""
+    scheme = SCHEMES["ssca1"]
+    rng = np.random.default_rng(44)
+    query = rng.integers(0, 4, 20_000).astype(np.uint8)
+    target = planted(rng, 4, query, 60_000, 2)
+    cpu = scan.scan(select("cpu"), scheme, [query], [target], 5, trace=True)
+    gpu_hits = scan.scan(select("gpu"), scheme, [query], [target], 5, trace=True)
+    for field in ("score", "qstart", "qend", "tstart", "tend"):
+        assert np.array_equal(getattr(cpu, field), getattr(gpu_hits, field)), field
+    for field in ("offsets", "ops", "lengths", "matches"):
+        assert np.array_equal(getattr(cpu.runs, field), getattr(gpu_hits.runs, field)), field
+    assert cpu.score.max() > 5 * 15_000  # the planted copies are hits

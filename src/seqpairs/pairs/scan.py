@@ -47,6 +47,11 @@ log = logging.getLogger("seqpairs.scan")
 NO_BOUND = np.iinfo(np.int64).max  # max_span where gaps of any length cost the same
 
 
+# the longest query: its columns must fit a row key's column field (common.COLUMN_BITS),
+# not the 16-bit counts that bound other stages' sequences (limits.MAX_LENGTH)
+MAX_QUERY = COLUMN_MASK
+
+
 def max_span(m, score, scheme: LocalScheme):
     """The most target letters a local alignment holding at most m query letters can span
     and still score `score` (NumPy arrays work); NO_BOUND where no bound exists
@@ -222,7 +227,8 @@ def starts(backend: Backend, scheme: LocalScheme, queries, targets, query, targe
     the query's length and an eighth more (most alignments span about as many target
     letters as query letters), then, for hits not found there, all max_span rows that can
     hold the alignment."""
-    rows_of = worker(backend).scan_rows
+    by = worker(backend)
+    xp = by.xp
     reach = np.minimum(tend, max_span(qend, score, scheme))
     qstart, tstart = np.zeros(len(score), np.int64), np.zeros(len(score), np.int64)
     todo = np.arange(len(score))
@@ -235,18 +241,19 @@ def starts(backend: Backend, scheme: LocalScheme, queries, targets, query, targe
         ones = np.arange(len(todo), dtype=np.int64)
         blocks = {"query": ones, "target": ones, "lo": np.zeros_like(ones),
                   "hi": limit[todo].astype(np.int64)}
-        keys = backend.to_host(rows_of(*concatenate(prefixes), *concatenate(windows), blocks,
-                                       scheme, threads, anchored=True)).astype(np.int64)
-        hit_of = np.repeat(ones, blocks["hi"])
-        row = np.arange(len(keys)) - np.repeat(np.cumsum(blocks["hi"]) - blocks["hi"],
-                                               blocks["hi"])
-        reached = np.flatnonzero(keys >> COLUMN_BITS == score[todo][hit_of])
-        found, first = np.unique(hit_of[reached], return_index=True)
-        at = reached[first]
-        column = COLUMN_MASK - (keys[at] & COLUMN_MASK) + 1
+        keys = by.scan_rows(*concatenate(prefixes), *concatenate(windows), blocks, scheme,
+                            threads, anchored=True).astype(xp.int64, copy=False)
+        # the rows holding their hit's score, found where the keys are (few leave)
+        ends = np.cumsum(blocks["hi"])
+        hit_of = xp.searchsorted(xp.asarray(ends), xp.arange(len(keys)), side="right")
+        reached = xp.flatnonzero(keys >> COLUMN_BITS == xp.asarray(score[todo])[hit_of])
+        key = by.to_host(keys[reached])
+        reached = by.to_host(reached)
+        found, first = np.unique(np.searchsorted(ends, reached, side="right"),
+                                 return_index=True)
         done = todo[found]
-        qstart[done] = qend[done] - column + 1
-        tstart[done] = tend[done] - row[at]
+        qstart[done] = qend[done] - (COLUMN_MASK - (key[first] & COLUMN_MASK))
+        tstart[done] = tend[done] - (reached[first] - (ends - blocks["hi"])[found])
         todo = np.delete(todo, found)
     if len(todo):
         raise RuntimeError(f"scan: no start found for {len(todo)} hits (a kernel's error)")

@@ -32,7 +32,8 @@ def run(args) -> None:
                 setattr(args, key, value)
     scheme = local_scheme(args)
     columns = hit_table.parse_columns(args.columns)
-    query_ids, q_codes, q_offsets = read_coded_set(args.query, scheme)
+    query_ids, q_codes, q_offsets = read_coded_set(args.query, scheme,
+                                                   max_length=engine.MAX_QUERY)
     target_ids, t_codes, t_offsets = read_coded_set(args.target, scheme, max_length=None)
     queries = [q_codes[a:b] for a, b in zip(q_offsets[:-1], q_offsets[1:])]
     targets = [t_codes[a:b] for a, b in zip(t_offsets[:-1], t_offsets[1:])]
