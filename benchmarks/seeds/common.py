@@ -1,0 +1,80 @@
+"""What the seed experiments' scripts (benchmarks/seeds/) share: their reads, whole-process
+runs of `seqpairs distance`, the machine's name, and an order-free digest of edge lists."""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from communities import community, write_fasta  # noqa: E402,F401  (the scripts' reads)
+
+# the workflow's defaults (config/schema.yaml): Savran et al.'s tables at "default thresholds"
+THRESHOLDS = ("--max-distance", "0.1", "--candidate-identity", "0.97")
+# the columns of an edge list that hold a pair and its values (formats/distances.py)
+EDGE_COLUMNS = ("i", "j", "cost", "length", "matches", "aligned", "leading", "distance")
+
+
+def machine() -> str:
+    """The GPU's name (nvidia-smi) or, without one, the CPU's, and the core count."""
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        gpu = ""
+    cpu = platform.processor() or platform.machine()
+    try:
+        found = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
+        cpu = found.group(1) if found else cpu
+    except OSError:
+        pass
+    gpus = f"{len(gpu.splitlines())} x {gpu.splitlines()[0]}, " if gpu else ""
+    return f"{gpus}{cpu}, {os.cpu_count()} cores"
+
+
+def header(title: str) -> None:
+    print(f"# {title}\n# {datetime.date.today()}, {machine()}", flush=True)
+
+
+def distance(fasta: Path, backend: str, *options: str, threads: int | None = None
+             ) -> tuple[float, str]:
+    """Seconds and log of `seqpairs distance -i fasta --backend backend options` as a whole
+    process."""
+    command = [sys.executable, "-m", "seqpairs", "distance", "-i", str(fasta), "--backend",
+               backend, *options]
+    if threads:
+        command += ["--threads", str(threads)]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return seconds, done.stderr
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, element by element (uint64, wrapping)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def edge_digest(path: Path) -> int:
+    """A 64-bit digest of an edge list's pairs and values that does not depend on their
+    order: the sum (mod 2^64) of one hash per pair, so that the digests of a run's shards
+    add up to the digest of the whole run, or of any merge of them."""
+    with np.load(path) as z:
+        hashes = np.zeros(len(z["i"]), np.uint64)
+        for name in EDGE_COLUMNS:
+            column = np.ascontiguousarray(z[name])
+            bits = column.view(np.uint64) if column.dtype.itemsize == 8 else \
+                column.astype(np.int64).view(np.uint64)
+            hashes = _mix(hashes + bits)
+    return int(hashes.sum(dtype=np.uint64))
