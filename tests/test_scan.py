@@ -229,3 +229,46 @@ def test_any_rank_count_gives_the_same_bytes(tmp_path):
     assert single.count(b"\n") == 1 + 60
     for ranks in (2, 3):
         assert output(ranks) == single, f"{ranks} ranks differ"
+
+
+def test_concatenate_copies_only_what_is_not_end_to_end():
+    """common.concatenate: views lying end to end in one array come back as a view of it
+    (a genome is not copied), empty ones anywhere (numpy gives them any address); others
+    are copied; the codes and offsets are the same either way."""
+    from seqpairs.backends.common import concatenate
+
+    base = np.arange(100, dtype=np.uint8)
+    cases = {
+        "end to end": ([base[0:10], base[10:30], base[30:30], base[30:50]], True),
+        "empty first": ([base[5:5], base[40:50], base[50:51]], True),
+        "one sequence": ([base[3:90]], True),
+        "a gap between": ([base[0:10], base[11:30]], False),
+        "out of order": ([base[10:20], base[0:10]], False),
+        "two arrays": ([base[0:10], base[10:20].copy()], False),
+        "reversed": ([base[20:10:-1]], False),
+        "all empty": ([base[3:3], base[7:7]], False),
+    }
+    for name, (seqs, shared) in cases.items():
+        codes, offsets = concatenate(seqs)
+        assert np.array_equal(codes, np.concatenate(seqs).astype(np.uint8)), name
+        assert offsets.tolist() == np.r_[0, np.cumsum([len(s) for s in seqs])].tolist(), name
+        assert np.shares_memory(codes, base) == shared, name
+
+
+@pytest.mark.parametrize("slots", [1, 2, 7, 264])
+def test_planned_blocks_report_every_row_once(slots):
+    """Blocks sized for whole waves of `slots` (any target length, even shorter than the
+    slots, and calls of a few rows): each target's reported rows are 1..n, once each, and
+    every block starts early enough (half + span rows before its first reported row)."""
+    scheme = SCHEMES["ssca1"]
+    targets = [1, 5, 263, 1000, 123_457]
+    for per_call in (np.inf, 3_000):
+        blocks = scan.plan_blocks([40], targets, scheme, None, None, slots, per_call)
+        warm = 40 + scan.span_bound(40, scheme)
+        for r, n in enumerate(targets):
+            mine = blocks["target"] == r
+            lo, a, b = (blocks[key][mine] for key in ("lo", "report_lo", "report_hi"))
+            assert a[0] == 1 and b[-1] == n and np.array_equal(a[1:], b[:-1] + 1)
+            assert np.all(lo == np.maximum(0, a - warm))
+            if per_call == np.inf:  # whole waves where the rows allow
+                assert mine.sum() <= max(slots, 1) * scan.MAX_WAVES
