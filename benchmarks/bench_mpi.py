@@ -8,19 +8,29 @@ share of the tiles (longest processing time first, GPU by node-local rank) exact
 `seqpairs distance` does and times it; rank 0 prints the wall time, each rank's time and
 the utilisation sum(rank times) / (P * max rank time). Parallel efficiency against one
 GPU is T1 / (P * TP) from two such runs.
+
+--dense: every pair's SeqDist distance, as AmpliconNoise's full matrix (Savran et al.'s
+headline, 2^18 x 400 bp: issue 21), each rank's folded into an order-free digest as it
+comes (seeds/common.DenseDigest) instead of a matrix no machine holds; rank 0 prints the
+digest of all ranks', the same for any rank count.
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from seqpairs import backends, parallel, scoring
-from seqpairs.formats.fasta import SequenceSet
-from seqpairs.pairs import distance
-from seqpairs.pairs import tiling as binning
-from seqpairs.scoring.alphabet import encode_all as encode
+sys.path.insert(0, str(Path(__file__).resolve().parent / "seeds"))
+from common import DenseDigest  # noqa: E402
+
+from seqpairs import backends, parallel, scoring  # noqa: E402
+from seqpairs.formats.fasta import SequenceSet  # noqa: E402
+from seqpairs.pairs import distance  # noqa: E402
+from seqpairs.pairs import tiling as binning  # noqa: E402
+from seqpairs.scoring.alphabet import encode_all as encode  # noqa: E402
 
 
 def sequences(log2n: int, sd: float, seed: int = 2026) -> SequenceSet:
@@ -45,6 +55,8 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=15)
     parser.add_argument("--sd", type=float, default=0.0, help="sd of the lengths (0: 400 bp)")
     parser.add_argument("--backend", default="auto")
+    parser.add_argument("--dense", action="store_true",
+                        help="every pair's distance, folded into a digest")
     args = parser.parse_args()
     w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
@@ -53,21 +65,26 @@ def main() -> None:
     mine = tiles.iloc[w.share(tiles["cells"])]
     backend = backends.select(args.backend, w.device)
     scheme = scoring.get("seqdist")
-    distance.compute(seqs, bins, mine.iloc[:1], backend=backend, scheme=scheme)  # warm-up
+    digest = DenseDigest()
+    options = {"edges": False, "dense_sink": digest} if args.dense else \
+        {"max_distance": 0.3, "candidate_identity": 0.97}
+    warm_up = {**options, "dense_sink": DenseDigest()} if args.dense else options
+    distance.compute(seqs, bins, mine.iloc[:1], backend=backend, scheme=scheme, **warm_up)
     w.barrier()
     start = time.perf_counter()
-    distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, max_distance=0.3,
-                     candidate_identity=0.97)
+    distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, **options)
     own = time.perf_counter() - start
-    gathered = w.gather(np.array([w.rank]), (np.array([own]),))
+    gathered = w.gather(np.array([w.rank]), (np.array([own]), np.array([digest.digest],
+                                                                        np.uint64)))
     w.barrier()
     wall = time.perf_counter() - start
     if w.root:
-        (times,) = gathered
+        times, digests = gathered
+        dense = f", dense digest {int(digests.sum(dtype=np.uint64)):016x}" if args.dense else ""
         print(f"ranks {w.size}, 2^{args.log2n} sequences, length sd {args.sd}: wall {wall:.1f} s, "
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
-              f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS")
+              f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS{dense}")
 
 
 if __name__ == "__main__":

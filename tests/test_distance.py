@@ -387,3 +387,35 @@ def test_dense_only_takes_every_distance_from_the_screen(tmp_path):
     assert np.array_equal(dense.view(np.int64), plain_dense.view(np.int64))
     with pytest.raises(ValueError):
         compute(seqset, bins, tiles, dense=False, edges=False)
+
+
+def test_a_dense_sink_takes_every_distance_once(tmp_path):
+    """compute(dense_sink=...): each pair's distance handed to the sink once, batch by
+    batch, the same bits as the dense array, no array returned; with edges too, the same
+    edge list as without a sink."""
+    seqset, bins, tiles = family_and_strangers(tmp_path, 23, 80, 25, 10, 0.08, 10)
+    edges_plain, plain_dense = compute(seqset, bins, tiles, dense=True, max_distance=0.5)
+    assert 0 < len(edges_plain.i) < len(plain_dense)
+
+    class Sink:
+        def __init__(self):
+            self.got = np.full(len(plain_dense), np.nan)
+            self.times = np.zeros(len(plain_dense), np.int64)
+            self.batches = 0
+
+        def __setitem__(self, index, values):
+            self.got[index] = values
+            np.add.at(self.times, index, 1)
+            self.batches += 1
+
+    for edges in (False, True):
+        sink = Sink()
+        got_edges, dense = compute(seqset, bins, tiles, dense_sink=sink, edges=edges,
+                                   max_distance=0.5)
+        assert dense is None and (got_edges is None) == (not edges)
+        assert np.all(sink.times == 1) and sink.batches >= 1
+        assert np.array_equal(sink.got.view(np.int64), plain_dense.view(np.int64))
+        if edges:
+            assert np.array_equal(got_edges.i, edges_plain.i)
+            assert np.array_equal(got_edges.distance.view(np.int64),
+                                  edges_plain.distance.view(np.int64))

@@ -78,3 +78,24 @@ def edge_digest(path: Path) -> int:
                 column.astype(np.int64).view(np.uint64)
             hashes = _mix(hashes + bits)
     return int(hashes.sum(dtype=np.uint64))
+
+
+class DenseDigest:
+    """A dense sink for pairs.distance.compute (dense_sink=): every pair's distance folded
+    into an order-free 64-bit digest of (pair index, distance bits) as it comes, nothing
+    kept, so a problem of any size needs no memory for its matrix; the digests of ranks
+    or shards add up (mod 2^64) to the whole's. Thread-safe (a helper's batches too)."""
+
+    def __init__(self):
+        import threading
+
+        self.digest, self.pairs = 0, 0
+        self._lock = threading.Lock()
+
+    def __setitem__(self, index, distances) -> None:
+        index = np.asarray(index, np.int64).view(np.uint64)
+        bits = np.ascontiguousarray(distances, np.float64).view(np.uint64)
+        part = int(_mix(_mix(index) + bits).sum(dtype=np.uint64))
+        with self._lock:
+            self.digest = (self.digest + part) % 2**64
+            self.pairs += len(index)

@@ -272,7 +272,7 @@ PASSES = {"seqdist": SeqDistPass, "affine": AffinePass}
 
 def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=math.inf,
             candidate_identity=None, iddef=2, dense=False, kept=None, prune=True,
-            edges=True, work=None, eta=True):
+            edges=True, work=None, eta=True, dense_sink=None):
     """Distances of every pair in `tiles` under `scheme` (a SeqDistScheme or an
     AffineScheme: PASSES) on `backend`.
 
@@ -287,13 +287,18 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
     every pair goes through the backend's screen alone where it has one), and edges is
     None. `work`: the tiles this worker computes, as lists of positions in `tiles` (the
     executor's pull; default: every tile). Its progress counts its cells against all of
-    `tiles`'; eta=False (one of several workers): without a time left.
+    `tiles`'; eta=False (one of several workers): without a time left. `dense_sink`: an
+    object that takes dense_sink[pair indices] = distances (SeqDist pair order) batch by
+    batch in place of the dense array (a digest, a memory map: every pair's distance
+    without holding them all); it implies dense, and dense comes back as None.
     """
+    dense = dense or dense_sink is not None
     if not edges:
         if not dense:
             raise ValueError("compute: neither edges nor dense distances asked for")
         max_distance, candidate_identity = -math.inf, None  # keeps no pair
-    dense_out = np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
+    dense_out = dense_sink if dense_sink is not None else \
+        np.full(seqs.n * (seqs.n - 1) // 2, np.nan) if dense else None
     helper, helper_threads = helper_of(backend, threads)
     if helper and kept is None:  # two workers' batches come in no fixed order
         raise ValueError("compute: a backend with a helper hands its kept pairs to `kept`")
@@ -361,6 +366,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         summary = step.summary()
         if summary:
             log.info("%s", summary)
+    if dense_sink is not None:
+        dense_out = None
     if kept is not None or not edges:
         return None, dense_out
     about = Edges(seqs.n, np.asarray(seqs.ids), None, None, {}, max_distance=max_distance,
