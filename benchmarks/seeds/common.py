@@ -43,16 +43,16 @@ def header(title: str) -> None:
     print(f"# {title}\n# {datetime.date.today()}, {machine()}", flush=True)
 
 
-def distance(fasta: Path, backend: str, *options: str, threads: int | None = None
-             ) -> tuple[float, str]:
+def distance(fasta: Path, backend: str, *options: str, threads: int | None = None,
+             env: dict | None = None) -> tuple[float, str]:
     """Seconds and log of `seqpairs distance -i fasta --backend backend options` as a whole
-    process."""
+    process (in the environment `env`, default this one's)."""
     command = [sys.executable, "-m", "seqpairs", "distance", "-i", str(fasta), "--backend",
                backend, *options]
     if threads:
         command += ["--threads", str(threads)]
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")

@@ -5,6 +5,7 @@ them) and at the workflow's default thresholds (the edge list of `seqpairs dista
 
     python benchmarks/seeds/savran_table3.py --dense 14 15 16 --thresholds 14 15 16
     python benchmarks/seeds/savran_table3.py --sharded 18 --shards 16 --run 0 1 2 3
+    python benchmarks/seeds/savran_table3.py --sharded 18 --shards 16 --run 4-15 --gpus 4
     python benchmarks/seeds/savran_table3.py --sharded 18 --shards 16 --report
     python benchmarks/seeds/savran_table3.py --check-shards 13 --shards 4
 
@@ -22,11 +23,14 @@ in two orders gives the unsharded run's bytes.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import THRESHOLDS, community, distance, edge_digest, header, write_fasta  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "out" / "seeds"
+LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
 
 def reads(log2n: int, folder: Path) -> Path:
@@ -48,13 +52,13 @@ def pairs(log2n: int) -> int:
     return 2**log2n * (2**log2n - 1) // 2
 
 
-def dense(log2n: int, folder: Path, backend_name: str) -> None:
+def dense(log2n: int, source: Path, backend_name: str) -> None:
     from seqpairs import backends, scoring
     from seqpairs.formats.fasta import read_unique_fasta
     from seqpairs.pairs import distance as engine
     from seqpairs.pairs import tiling
 
-    seqs = read_unique_fasta(str(reads(log2n, folder)))
+    seqs = read_unique_fasta(str(reads(log2n, source)))
     bins = tiling.make_bins(seqs.lengths, tiling.BIN_WIDTH)
     tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
     backend = backends.select(backend_name)
@@ -72,9 +76,9 @@ def dense(log2n: int, folder: Path, backend_name: str) -> None:
           flush=True)
 
 
-def thresholds(log2n: int, folder: Path, backend: str) -> None:
+def thresholds(log2n: int, source: Path, folder: Path, backend: str) -> None:
     edges = folder / "edges.npz"
-    seconds, _ = distance(reads(log2n, folder), backend, *THRESHOLDS, "--edges", str(edges))
+    seconds, _ = distance(reads(log2n, source), backend, *THRESHOLDS, "--edges", str(edges))
     with np.load(edges) as z:
         kept = len(z["i"])
     print(f"thresholds\t2^{log2n}\t{pairs(log2n)}\t{seconds:.1f}\t{kept} kept\t"
@@ -82,23 +86,48 @@ def thresholds(log2n: int, folder: Path, backend: str) -> None:
 
 
 def ledger(log2n: int, shards: int) -> Path:
-    return OUT / f"2^{log2n}-of-{shards}.tsv"
+    return LEDGERS / f"2^{log2n}-of-{shards}.tsv"
 
 
-def run_shards(log2n: int, shards: int, which, folder: Path, backend: str) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    fasta = reads(log2n, folder)
-    for k in which:
-        edges = folder / f"shard-{k}.npz"
-        seconds, _ = distance(fasta, backend, *THRESHOLDS, "--shard", f"{k}/{shards}",
-                              "--edges", str(edges))
+def run_shards(log2n: int, shards: int, which: list[int], source: Path, folder: Path,
+               backend: str, gpus: int, until: float | None) -> None:
+    """Shards `which`, `gpus` at a time (a thread per GPU pulling the next), each's edge
+    list digested beside the next shard's run and its ledger line written once digested."""
+    LEDGERS.mkdir(parents=True, exist_ok=True)
+    fasta = reads(log2n, source)
+    todo, lock, start, longest = list(which), threading.Lock(), time.perf_counter(), []
+    threads = max(1, (os.cpu_count() or gpus) // gpus) if gpus > 1 else None
+
+    def record(k: int, seconds: float, edges: Path) -> None:
         with np.load(edges) as z:
             kept = len(z["i"])
         line = f"{k}\t{seconds:.1f}\t{kept}\t{edge_digest(edges):016x}"
-        with ledger(log2n, shards).open("a") as out:
-            out.write(line + "\n")
         edges.unlink()
+        with lock, ledger(log2n, shards).open("a") as out:
+            out.write(line + "\n")
         print(f"shard {k}/{shards} of 2^{log2n}\t{line}", flush=True)
+
+    def gpu(slot: int, digests: ThreadPoolExecutor) -> list:
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(slot)} if gpus > 1 else None
+        pending = []
+        while True:
+            with lock:
+                ends = time.perf_counter() - start + max(longest, default=0)
+                if not todo or (until is not None and ends > until):
+                    return pending
+                k = todo.pop(0)
+            edges = folder / f"shard-{k}.npz"
+            seconds, _ = distance(fasta, backend, *THRESHOLDS, "--shard", f"{k}/{shards}",
+                                  "--edges", str(edges), threads=threads, env=env)
+            longest.append(seconds)
+            pending.append(digests.submit(record, k, seconds, edges))
+
+    with ThreadPoolExecutor(gpus) as digests, ThreadPoolExecutor(gpus) as runners:
+        for future in [runners.submit(gpu, slot, digests) for slot in range(gpus)]:
+            for pending in future.result():
+                pending.result()
+    if todo:
+        print(f"not started (--until {until}): {todo}", flush=True)
 
 
 def report(log2n: int, shards: int) -> None:
@@ -118,8 +147,8 @@ def report(log2n: int, shards: int) -> None:
           f"({shards} shards, each measured)")
 
 
-def check_shards(log2n: int, shards: int, folder: Path, backend: str) -> None:
-    fasta = reads(log2n, folder)
+def check_shards(log2n: int, shards: int, source: Path, folder: Path, backend: str) -> None:
+    fasta = reads(log2n, source)
     whole = folder / "whole.npz"
     distance(fasta, backend, *THRESHOLDS, "--edges", str(whole))
     parts = []
@@ -141,6 +170,15 @@ def check_shards(log2n: int, shards: int, folder: Path, backend: str) -> None:
         raise SystemExit("the shards do not add up to the whole run")
 
 
+def shard_numbers(words: list[str]) -> list[int]:
+    """'0 1 4-7' -> [0, 1, 4, 5, 6, 7]."""
+    numbers = []
+    for word in words:
+        first, _, last = word.partition("-")
+        numbers += range(int(first), int(last or first) + 1)
+    return numbers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="gpu")
@@ -148,7 +186,13 @@ def main() -> None:
     parser.add_argument("--thresholds", type=int, nargs="*", default=[])
     parser.add_argument("--sharded", type=int, help="log2 of the sharded run's size")
     parser.add_argument("--shards", type=int, default=16)
-    parser.add_argument("--run", type=int, nargs="*", default=[], help="shards to run now")
+    parser.add_argument("--run", nargs="*", default=[],
+                        help="shards to run now: numbers or ranges (4-15)")
+    parser.add_argument("--gpus", type=int, default=1, help="shards run at a time, a GPU each")
+    parser.add_argument("--until", type=float,
+                        help="start no shard that would end after this many seconds")
+    parser.add_argument("--reads", type=Path,
+                        help="folder of the reads (community_K.fasta), made if missing")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--check-shards", type=int, help="log2 size of the shards' proof")
     args = parser.parse_args()
@@ -156,14 +200,17 @@ def main() -> None:
     print("rows\tsequences\tpairs\tseconds\t...")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        source = args.reads or folder
+        source.mkdir(parents=True, exist_ok=True)
         for log2n in args.dense:
-            dense(log2n, folder, args.backend)
+            dense(log2n, source, args.backend)
         for log2n in args.thresholds:
-            thresholds(log2n, folder, args.backend)
+            thresholds(log2n, source, folder, args.backend)
         if args.check_shards:
-            check_shards(args.check_shards, args.shards, folder, args.backend)
+            check_shards(args.check_shards, args.shards, source, folder, args.backend)
         if args.sharded is not None:
-            run_shards(args.sharded, args.shards, args.run, folder, args.backend)
+            run_shards(args.sharded, args.shards, shard_numbers(args.run), source, folder,
+                       args.backend, args.gpus, args.until)
             if args.report:
                 report(args.sharded, args.shards)
 
