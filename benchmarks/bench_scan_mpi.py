@@ -42,13 +42,13 @@ def main() -> None:
     backend = backends.select(args.backend, executor.device)
     query, target = data(args.query, int(args.target))
     scan.scan(backend, SCHEME, [query[:64]], [target[:100_000]], 5, threads=args.threads)
+    slots = scan.slots(backend, SCHEME, [query], args.threads)
     blocks = scan.plan(SCHEME, [query], [target], None, None, args.top, 1,
-                       scan.slots(backend, SCHEME, [query], args.threads, executor.size),
-                       scan.per_call(backend))
+                       slots * executor.size, scan.per_call(backend))
     executor.barrier()
     start = time.perf_counter()
     found = scan.block_peaks(backend, SCHEME, [query], [target], blocks, args.top, 1,
-                             args.threads, work=executor.pull(blocks["cost"]))
+                             args.threads, work=scan.in_waves(blocks, slots, executor.pull))
     own = time.perf_counter() - start
     gathered = executor.gather(found[0], found[1:])
     times = executor.gather(np.array([executor.rank]), (np.array([own]),))

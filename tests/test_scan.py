@@ -272,3 +272,28 @@ def test_planned_blocks_report_every_row_once(slots):
             assert np.all(lo == np.maximum(0, a - warm))
             if per_call == np.inf:  # whole waves where the rows allow
                 assert mine.sum() <= max(slots, 1) * scan.MAX_WAVES
+
+
+@pytest.mark.parametrize("count, slots", [(0, 4), (1, 4), (10, 4), (12, 4), (12, 1), (5, 264)])
+def test_work_lists_come_in_whole_waves(count, slots):
+    """scan.in_waves: the executor is given one cost per wave (the sum of its blocks'), and
+    each list of waves it hands out comes back as exactly those waves' blocks, in order;
+    every block once over all lists, only the target's last wave short."""
+    blocks = {"cost": np.arange(1, count + 1, dtype=np.int64) * 10}
+    given = []
+
+    def pull(costs):  # lists of waves in an order a queue might hand them out
+        given.append(costs)
+        waves = np.arange(len(costs))
+        yield from (np.sort(waves[k::2]) for k in (1, 0)) if len(costs) else iter([])
+
+    lists = list(scan.in_waves(blocks, slots, pull))
+    waves = -(-count // slots)
+    assert np.array_equal(given[0], [blocks["cost"][w * slots:(w + 1) * slots].sum()
+                                     for w in range(waves)])
+    seen = np.concatenate(lists) if lists else np.empty(0, np.int64)
+    assert sorted(seen.tolist()) == list(range(count))
+    for items in lists:
+        assert np.all(np.diff(items) > 0)
+        starts = items[items % slots == 0]
+        assert len(items) == sum(min(slots, count - s) for s in starts)

@@ -128,10 +128,23 @@ def worker(backend: Backend) -> Backend:
     return backend if backend.scan_rows else backends.select("cpu")
 
 
-def slots(backend: Backend, scheme: LocalScheme, queries, threads=None, ranks: int = 1) -> int:
-    """Blocks of the longest query that `ranks` workers of the backend run at once."""
+def slots(backend: Backend, scheme: LocalScheme, queries, threads=None) -> int:
+    """Blocks of the longest query that one worker of the backend runs at once."""
     longest = max((len(q) for q in queries), default=1)
-    return ranks * worker(backend).scan_slots(scheme, longest, threads)
+    return worker(backend).scan_slots(scheme, longest, threads)
+
+
+def in_waves(blocks: dict, slots: int, pull):
+    """Work lists of blocks in whole waves: `pull` (an executor's) is given the costs of
+    groups of `slots` consecutive blocks, one wave of one worker's device, and each list
+    of groups it hands out comes back as their blocks in order. Lists counted in blocks
+    would mostly end in a partial wave, which takes as long as a whole one."""
+    count = len(blocks["cost"])
+    starts = np.arange(0, count, max(slots, 1))
+    costs = np.add.reduceat(blocks["cost"], starts) if count else np.empty(0)
+    for groups in pull(costs):
+        yield np.concatenate([np.arange(starts[g], min(starts[g] + slots, count))
+                              for g in groups]) if len(groups) else np.empty(0, np.int64)
 
 
 def per_call(backend: Backend) -> int:

@@ -38,12 +38,12 @@ def run(args) -> None:
     queries = [q_codes[a:b] for a, b in zip(q_offsets[:-1], q_offsets[1:])]
     targets = [t_codes[a:b] for a, b in zip(t_offsets[:-1], t_offsets[1:])]
     backend = backends.select(args.backend, executor.device)
+    slots = engine.slots(backend, scheme, queries, args.threads)
     blocks = engine.plan(scheme, queries, targets, args.separation, None, args.top,
-                         args.min_score, engine.slots(backend, scheme, queries, args.threads,
-                                                      executor.size),
-                         engine.per_call(backend))
+                         args.min_score, slots * executor.size, engine.per_call(backend))
     found = engine.block_peaks(backend, scheme, queries, targets, blocks, args.top,
-                               args.min_score, args.threads, work=executor.pull(blocks["cost"]))
+                               args.min_score, args.threads,
+                               work=engine.in_waves(blocks, slots, executor.pull))
     gathered = executor.gather(found[0], found[1:])
     if not executor.root:
         return
