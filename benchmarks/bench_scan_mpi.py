@@ -48,7 +48,8 @@ def main() -> None:
     executor.barrier()
     start = time.perf_counter()
     found = scan.block_peaks(backend, SCHEME, [query], [target], blocks, args.top, 1,
-                             args.threads, work=scan.in_waves(blocks, slots, executor.pull))
+                             args.threads, work=scan.in_waves(blocks, slots, executor.pull,
+                                                    scan.per_call(backend)))
     own = time.perf_counter() - start
     gathered = executor.gather(found[0], found[1:])
     times = executor.gather(np.array([executor.rank]), (np.array([own]),))

@@ -275,25 +275,33 @@ def test_planned_blocks_report_every_row_once(slots):
 
 
 @pytest.mark.parametrize("count, slots", [(0, 4), (1, 4), (10, 4), (12, 4), (12, 1), (5, 264)])
-def test_work_lists_come_in_whole_waves(count, slots):
+@pytest.mark.parametrize("rows_per_call", [np.inf, 250, 850])
+def test_work_lists_come_in_whole_waves(count, slots, rows_per_call):
     """scan.in_waves: the executor is given one cost per wave (the sum of its blocks'), and
-    each list of waves it hands out comes back as exactly those waves' blocks, in order;
-    every block once over all lists, only the target's last wave short."""
-    blocks = {"cost": np.arange(1, count + 1, dtype=np.int64) * 10}
-    given = []
+    each list of waves it hands out comes back as calls of whole waves, as many as a call's
+    rows hold (at least one), which together are exactly that list's blocks, in order;
+    every block once, only the target's last wave short."""
+    blocks = {"cost": np.arange(1, count + 1, dtype=np.int64) * 10,
+              "lo": np.zeros(count, np.int64), "hi": np.full(count, 100, np.int64)}
+    handed = []
 
     def pull(costs):  # lists of waves in an order a queue might hand them out
-        given.append(costs)
+        handed.append(np.asarray(costs))
         waves = np.arange(len(costs))
-        yield from (np.sort(waves[k::2]) for k in (1, 0)) if len(costs) else iter([])
+        for part in (np.sort(waves[1::2]), np.sort(waves[0::2])):
+            if len(part):
+                yield part
 
-    lists = list(scan.in_waves(blocks, slots, pull))
+    calls = list(scan.in_waves(blocks, slots, pull, rows_per_call))
     waves = -(-count // slots)
-    assert np.array_equal(given[0], [blocks["cost"][w * slots:(w + 1) * slots].sum()
-                                     for w in range(waves)])
-    seen = np.concatenate(lists) if lists else np.empty(0, np.int64)
-    assert sorted(seen.tolist()) == list(range(count))
-    for items in lists:
-        assert np.all(np.diff(items) > 0)
-        starts = items[items % slots == 0]
-        assert len(items) == sum(min(slots, count - s) for s in starts)
+    assert np.array_equal(handed[0], [blocks["cost"][w * slots:(w + 1) * slots].sum()
+                                      for w in range(waves)])
+    per_call = max(1, int(min(rows_per_call / 100, count) // slots))
+    for items in calls:
+        first = items[items % slots == 0]  # each call's waves, by their first block
+        assert len(items) == sum(min(slots, count - w) for w in first)
+        assert 1 <= len(first) <= per_call and np.all(np.diff(items) > 0)
+    expected = [b for part in (range(1, waves, 2), range(0, waves, 2)) for w in part
+                for b in range(w * slots, min(w * slots + slots, count))]
+    assert (np.concatenate(calls).tolist() if calls else []) == expected
+    assert sorted(expected) == list(range(count))

@@ -99,7 +99,8 @@ def block_rows_for(n: int, warm: int, slots: int, per_call: float) -> int:
     for waves in range(1, MAX_WAVES + 1):
         rows = max(1, -(-n // (waves * slots)))
         count, size = -(-n // rows), rows + warm
-        per = max(1, min(count, per_call // size))  # blocks a call
+        per = max(1, min(count, per_call // size))  # blocks a call: whole waves (in_waves)
+        per = max(per // slots * slots, min(per, slots))
         calls, rest = divmod(count, per)
         steps = (calls * -(-per // slots) + -(-rest // slots)) * size
         best = min(best, (steps, rows))
@@ -134,17 +135,23 @@ def slots(backend: Backend, scheme: LocalScheme, queries, threads=None) -> int:
     return worker(backend).scan_slots(scheme, longest, threads)
 
 
-def in_waves(blocks: dict, slots: int, pull):
-    """Work lists of blocks in whole waves: `pull` (an executor's) is given the costs of
-    groups of `slots` consecutive blocks, one wave of one worker's device, and each list
-    of groups it hands out comes back as their blocks in order. Lists counted in blocks
-    would mostly end in a partial wave, which takes as long as a whole one."""
-    count = len(blocks["cost"])
-    starts = np.arange(0, count, max(slots, 1))
+def in_waves(blocks: dict, slots: int, pull=None, rows_per_call: float = np.inf):
+    """Work lists of blocks in whole waves: `pull` (an executor's; None: one worker, every
+    wave in order) is given the costs of groups of `slots` consecutive blocks, one wave of
+    one worker's device, and each list of waves it hands out comes back as calls of whole
+    waves (as many as rows_per_call rows hold, at least one), their blocks in order.
+    Lists or calls counted in blocks would mostly end in a partial wave, which takes as
+    long as a whole one."""
+    count, slots = len(blocks["cost"]), max(slots, 1)
+    starts = np.arange(0, count, slots)
     costs = np.add.reduceat(blocks["cost"], starts) if count else np.empty(0)
-    for groups in pull(costs):
-        yield np.concatenate([np.arange(starts[g], min(starts[g] + slots, count))
-                              for g in groups]) if len(groups) else np.empty(0, np.int64)
+    rows = int((blocks["hi"] - blocks["lo"]).max(initial=1))
+    fit = min(rows_per_call / rows, count)  # blocks a call holds (inf / rows: inf)
+    per_call_waves = max(1, int(fit // slots))
+    for waves in [np.arange(len(costs))] if pull is None else pull(costs):
+        for k in range(0, len(waves), per_call_waves):
+            yield np.concatenate([np.arange(starts[w], min(starts[w] + slots, count))
+                                  for w in waves[k:k + per_call_waves]])
 
 
 def per_call(backend: Backend) -> int:
@@ -172,14 +179,18 @@ def plan(scheme: LocalScheme, queries, targets, half, block_rows, top, min_score
 
 def block_peaks(backend: Backend, scheme: LocalScheme, queries, targets, blocks: dict,
                 top: int, min_score: int, threads=None, work=None):
-    """Kernel 1 on the blocks of `work` (lists of block numbers, an executor's share;
-    default: every block): (blocks done, and for each its peaks' score, target end and
-    query end (int64 [done, top]) and how many it has)."""
+    """Kernel 1 on the blocks of `work` (lists of block numbers, a call each where they
+    fit one: in_waves' of an executor's pull; default: every block, in whole waves):
+    (blocks done, and for each its peaks' score, target end and query end (int64 [done,
+    top]) and how many it has)."""
     q_codes, q_offsets = concatenate(queries)
     t_codes, t_offsets = concatenate(targets)
     rows_by = worker(backend)
     done, parts = [], []
-    for items in [np.arange(len(blocks["lo"]))] if work is None else work:
+    if work is None:
+        work = in_waves(blocks, slots(backend, scheme, queries, threads), None,
+                        per_call(backend))
+    for items in work:
         items = np.asarray(items, np.int64)
         for a, b in runs_within((blocks["hi"] - blocks["lo"])[items], per_call(backend)):
             batch = {key: values[items[a:b]] for key, values in blocks.items()}

@@ -43,7 +43,8 @@ def run(args) -> None:
                          args.min_score, slots * executor.size, engine.per_call(backend))
     found = engine.block_peaks(backend, scheme, queries, targets, blocks, args.top,
                                args.min_score, args.threads,
-                               work=engine.in_waves(blocks, slots, executor.pull))
+                               work=engine.in_waves(blocks, slots, executor.pull,
+                                                      engine.per_call(backend)))
     gathered = executor.gather(found[0], found[1:])
     if not executor.root:
         return
