@@ -153,12 +153,16 @@ def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget,
             assert all(isinstance(run, runs.FileRun) for run in found) and len(found) > 1
             assert len(list((tmp_path / "out").iterdir())) == 1  # the runs' folder
         chunks = list(runs.merged(found, list(values), budget))
+        single = spill.finish(single=True)  # one run, for readers of a column at a time
+        assert len(single) == 1
+        whole = {name: single[0].read(name, 0, single[0].count) for name in ["key", *values]}
     assert list((tmp_path / "out").iterdir()) == []
     order = np.argsort(keys)
-    got = {name: np.concatenate([c[name] for c in chunks]) for name in ["key", *values]}
-    assert np.array_equal(got["key"], pair_index(i, j)[order])
-    for name, column in values.items():
-        assert np.array_equal(got[name], column[order]), name
+    for got in ({name: np.concatenate([c[name] for c in chunks]) for name in ["key", *values]},
+                whole):
+        assert np.array_equal(got["key"], pair_index(i, j)[order])
+        for name, column in values.items():
+            assert np.array_equal(got[name], column[order]), name
 
 
 def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):

@@ -220,11 +220,12 @@ class Scratch:
 
 
 def fewer_runs(runs: list, budget: int, scratch: Scratch,
-               columns: dict[str, np.dtype]) -> list:
-    """No more runs than a merge can read in windows of MIN_WINDOW records within the
-    budget: merge passes of groups of runs into one each, as long as needed."""
+               columns: dict[str, np.dtype], most: int | None = None) -> list:
+    """No more runs than `most` (default: as many as a merge can read in windows of
+    MIN_WINDOW records within the budget): merge passes of groups of runs into one each,
+    as long as needed."""
     fan_in = max(2, budget // (MIN_WINDOW * (3 * record_bytes(columns) + 8)))
-    while len(runs) > fan_in:
+    while len(runs) > (most or fan_in):
         groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
         runs = []
         for group in groups:
@@ -300,17 +301,20 @@ class Spill:
         del columns
         self.buffer = self._empty_buffer()
 
-    def finish(self) -> list:
+    def finish(self, single: bool = False) -> list:
         """The sorted runs of every pair taken (one in memory when they fit the budget),
-        no more than a merge can read in windows of MIN_WINDOW records within the budget."""
-        if self.finished is not None:
+        no more than a merge can read in windows of MIN_WINDOW records within the budget,
+        or with `single` one (for readers that pass over them once per column)."""
+        if self.finished is not None and (len(self.finished) == 1 or not single):
             return self.finished
-        if not self.runs:
+        if self.finished is None and not self.runs:
             self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
             return self.finished
-        self._write_run()
-        self.buffer = None
-        self.finished = fewer_runs(self.runs, self.budget, self.scratch, self.columns)
+        if self.finished is None:
+            self._write_run()
+            self.buffer = None
+        self.finished = fewer_runs(self.finished or self.runs, self.budget, self.scratch,
+                                   self.columns, 1 if single else None)
         return self.finished
 
     def pieces(self, records: int):
@@ -331,7 +335,9 @@ def pieces(runs: list, names, budget: int):
 
 def edge_columns(runs: list, budget: int, layout: Layout):
     """chunks(name) of the runs' pairs in (i, j) order for each edge list member of
-    `layout` (formats.distances.write_edge_stream)."""
+    `layout` (formats.distances.write_edge_stream): a merge of the runs per member, so
+    callers pass one run (Spill.finish(single=True), fewer_runs(most=1)), which the
+    members read in turn without one."""
     needs = {"i": [], "j": [], "distance": list(layout.distance_from)}
 
     def chunks(name):
@@ -386,7 +392,7 @@ def merge_edge_lists(paths: list, out, budget: int) -> int:
     with Scratch(Path(out).parent, Path(out).name) as scratch:
         runs = [edge_list_run(path, count, about.n, scratch, columns)
                 for path, (_, count) in zip(paths, parts)]
-        runs = fewer_runs(runs, budget, scratch, columns)
+        runs = fewer_runs(runs, budget, scratch, columns, most=1)
         last = -1
         for chunk in merged(runs, [], budget):
             keys = chunk["key"]

@@ -120,7 +120,7 @@ def run(args) -> None:
                 executor.stream(spill.pieces(piece), spill.add_records)
             if dense is not None:
                 dense = executor.merge_dense(dense)
-            runs = spill.finish() if spill and executor.root else None
+            runs = spill.finish(single=bool(args.edges)) if spill and executor.root else None
         except UserError as error:
             executor.fail(error)
         if not executor.root:
