@@ -1,13 +1,17 @@
 """MPI scaling of the distance stage. Run it under MPI, once per rank count:
 
     mpiexec -n P python benchmarks/bench_mpi.py [--log2n 15] [--sd 0] [--backend auto]
+                                                [--split pull|share|naive]
 
 2^N sequences of mean length 400 (normal lengths with --sd > 0, as Savran et al.'s
 table 4, else families of exactly 400 bp +- a few deletions). Every rank computes its
-share of the tiles (longest processing time first, GPU by node-local rank) exactly as
-`seqpairs distance` does and times it; rank 0 prints the wall time, each rank's time and
-the utilisation sum(rank times) / (P * max rank time). Parallel efficiency against one
-GPU is T1 / (P * TP) from two such runs.
+tiles (GPU by node-local rank) and times them; rank 0 prints the wall time, each rank's
+time and the utilisation sum(rank times) / (P * max rank time). Parallel efficiency
+against one GPU is T1 / (P * TP) from two such runs. --split: how the tiles are split,
+`pull` as `seqpairs distance` does (work lists handed out on request, largest first),
+`share` (longest processing time first, decided before any work: Savran et al.'s
+improved scheme) or `naive` (the tiles in order cut into runs of equal pair counts, one
+a rank: the paper's naive split, at the granularity of tiles).
 
 --dense: every pair's SeqDist distance, as AmpliconNoise's full matrix (Savran et al.'s
 headline, 2^18 x 400 bp: issue 21), each rank's folded into an order-free digest as it
@@ -50,6 +54,13 @@ def sequences(log2n: int, sd: float, seed: int = 2026) -> SequenceSet:
                        offsets)
 
 
+def naive(pairs: np.ndarray, rank: int, ranks: int) -> np.ndarray:
+    """The tiles of `rank` when the tiles in order are cut into `ranks` runs of equal pair
+    counts: those whose middle pair falls in its run."""
+    middle = np.cumsum(pairs) - pairs / 2
+    return np.flatnonzero((middle * ranks // pairs.sum()).astype(np.int64) == rank)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2n", type=int, default=15)
@@ -57,22 +68,27 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--dense", action="store_true",
                         help="every pair's distance, folded into a digest")
+    parser.add_argument("--split", choices=("pull", "share", "naive"), default="pull")
     args = parser.parse_args()
     w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
     bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
     tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
-    mine = tiles.iloc[w.share(tiles["cells"])]
+    if args.split == "pull":
+        mine, work = tiles, w.pull(tiles["cells"])
+    else:
+        mine, work = tiles.iloc[w.share(tiles["cells"]) if args.split == "share"
+                                else naive(tiles["pairs"].to_numpy(), w.rank, w.size)], None
     backend = backends.select(args.backend, w.device)
     scheme = scoring.get("seqdist")
     digest = DenseDigest()
     options = {"edges": False, "dense_sink": digest} if args.dense else \
         {"max_distance": 0.3, "candidate_identity": 0.97}
     warm_up = {**options, "dense_sink": DenseDigest()} if args.dense else options
-    distance.compute(seqs, bins, mine.iloc[:1], backend=backend, scheme=scheme, **warm_up)
+    distance.compute(seqs, bins, tiles.iloc[:1], backend=backend, scheme=scheme, **warm_up)
     w.barrier()
     start = time.perf_counter()
-    distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, **options)
+    distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, work=work, **options)
     own = time.perf_counter() - start
     gathered = w.gather(np.array([w.rank]), (np.array([own]), np.array([digest.digest],
                                                                         np.uint64)))
@@ -81,7 +97,8 @@ def main() -> None:
     if w.root:
         times, digests = gathered
         dense = f", dense digest {int(digests.sum(dtype=np.uint64)):016x}" if args.dense else ""
-        print(f"ranks {w.size}, 2^{args.log2n} sequences, length sd {args.sd}: wall {wall:.1f} s, "
+        print(f"ranks {w.size}, split {args.split}, 2^{args.log2n} sequences, length sd "
+              f"{args.sd}: wall {wall:.1f} s, "
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
               f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS{dense}")
