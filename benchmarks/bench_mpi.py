@@ -16,7 +16,9 @@ a rank: the paper's naive split, at the granularity of tiles).
 --dense: every pair's SeqDist distance, as AmpliconNoise's full matrix (Savran et al.'s
 headline, 2^18 x 400 bp: issue 21), each rank's folded into an order-free digest as it
 comes (seeds/common.DenseDigest) instead of a matrix no machine holds; rank 0 prints the
-digest of all ranks', the same for any rank count.
+digest of all ranks', the same for any rank count. --shard K/N computes only shard K of
+N of the tiles (split as `seqpairs distance --shard` splits them), so that a run longer
+than one call is several: the shards' digests and times add up to the whole run's.
 """
 from __future__ import annotations
 
@@ -69,11 +71,14 @@ def main() -> None:
     parser.add_argument("--dense", action="store_true",
                         help="every pair's distance, folded into a digest")
     parser.add_argument("--split", choices=("pull", "share", "naive"), default="pull")
+    parser.add_argument("--shard", default="0/1", help="K/N: only shard K of N of the tiles")
     args = parser.parse_args()
     w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
     bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
     tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
+    shard, shards = map(int, args.shard.split("/"))
+    tiles = tiles[parallel.assign(tiles["cells"], shards) == shard]
     if args.split == "pull":
         mine, work = tiles, w.pull(tiles["cells"])
     else:
@@ -97,7 +102,8 @@ def main() -> None:
     if w.root:
         times, digests = gathered
         dense = f", dense digest {int(digests.sum(dtype=np.uint64)):016x}" if args.dense else ""
-        print(f"ranks {w.size}, split {args.split}, 2^{args.log2n} sequences, length sd "
+        print(f"ranks {w.size}, split {args.split}, shard {args.shard}, 2^{args.log2n} "
+              f"sequences, length sd "
               f"{args.sd}: wall {wall:.1f} s, "
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
