@@ -37,6 +37,7 @@ from seqpairs.formats.fasta import SequenceSet  # noqa: E402
 from seqpairs.pairs import distance  # noqa: E402
 from seqpairs.pairs import tiling as binning  # noqa: E402
 from seqpairs.scoring.alphabet import encode_all as encode  # noqa: E402
+from seqpairs.stages.options import shard  # noqa: E402
 
 
 def sequences(log2n: int, sd: float, seed: int = 2026) -> SequenceSet:
@@ -71,14 +72,14 @@ def main() -> None:
     parser.add_argument("--dense", action="store_true",
                         help="every pair's distance, folded into a digest")
     parser.add_argument("--split", choices=("pull", "share", "naive"), default="pull")
-    parser.add_argument("--shard", default="0/1", help="K/N: only shard K of N of the tiles")
+    parser.add_argument("--shard", type=shard, default=(0, 1), metavar="K/N",
+                        help="only shard K of N of the tiles")
     args = parser.parse_args()
     w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
     bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
     tiles = binning.make_tiles(seqs.lengths, bins, binning.TILE_PAIRS)
-    shard, shards = map(int, args.shard.split("/"))
-    tiles = tiles[parallel.assign(tiles["cells"], shards) == shard]
+    tiles = parallel.shard_tiles(tiles, *args.shard)
     if args.split == "pull":
         mine, work = tiles, w.pull(tiles["cells"])
     else:
@@ -102,9 +103,8 @@ def main() -> None:
     if w.root:
         times, digests = gathered
         dense = f", dense digest {int(digests.sum(dtype=np.uint64)):016x}" if args.dense else ""
-        print(f"ranks {w.size}, split {args.split}, shard {args.shard}, 2^{args.log2n} "
-              f"sequences, length sd "
-              f"{args.sd}: wall {wall:.1f} s, "
+        print(f"ranks {w.size}, split {args.split}, shard {args.shard[0]}/{args.shard[1]}, "
+              f"2^{args.log2n} sequences, length sd {args.sd}: wall {wall:.1f} s, "
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
               f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS{dense}")

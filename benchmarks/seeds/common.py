@@ -8,6 +8,7 @@ import platform
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -87,8 +88,6 @@ class DenseDigest:
     or shards add up (mod 2^64) to the whole's. Thread-safe (a helper's batches too)."""
 
     def __init__(self):
-        import threading
-
         self.digest, self.pairs = 0, 0
         self._lock = threading.Lock()
 

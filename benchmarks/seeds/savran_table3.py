@@ -86,7 +86,8 @@ def thresholds(log2n: int, source: Path, folder: Path, backend: str) -> None:
 
 
 def ledger(log2n: int, shards: int) -> Path:
-    return LEDGERS / f"2-to-{log2n}-in-{shards}-shards.tsv"  # no "^": a device run returns no such name
+    # no "^" in the name: a device run does not return such files
+    return LEDGERS / f"2-to-{log2n}-in-{shards}-shards.tsv"
 
 
 def run_shards(log2n: int, shards: int, which: list[int], source: Path, folder: Path,

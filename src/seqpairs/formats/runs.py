@@ -305,16 +305,14 @@ class Spill:
         """The sorted runs of every pair taken (one in memory when they fit the budget),
         no more than a merge can read in windows of MIN_WINDOW records within the budget,
         or with `single` one (for readers that pass over them once per column)."""
-        if self.finished is not None and (len(self.finished) == 1 or not single):
-            return self.finished
         if self.finished is None and not self.runs:
             self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
-            return self.finished
-        if self.finished is None:
+        elif self.finished is None:
             self._write_run()
             self.buffer = None
-        self.finished = fewer_runs(self.finished or self.runs, self.budget, self.scratch,
-                                   self.columns, 1 if single else None)
+            self.finished = self.runs
+        self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns,
+                                   1 if single else None)
         return self.finished
 
     def pieces(self, records: int):

@@ -78,6 +78,12 @@ def assign(costs, size: int) -> np.ndarray:
     return owner
 
 
+def shard_tiles(tiles, shard: int, shards: int):
+    """The tiles of shard `shard` of `shards` (`seqpairs distance --shard K/N`): those
+    assign gives worker K of N, so that the shards of a run are its ranks' static shares."""
+    return tiles[assign(tiles["cells"], shards) == shard]
+
+
 def ordered(key, columns):
     """`columns` reordered by `key` (stable)."""
     order = np.argsort(key, kind="stable")

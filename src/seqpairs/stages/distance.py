@@ -100,7 +100,7 @@ def run(args) -> None:
     if args.shard:  # this job's share of the tiles, split like MPI ranks
         about.shard, about.shards = args.shard
         about.tiling = tiling.tiling_digest(bins, tiles)
-        tiles = tiles[parallel.assign(tiles["cells"], about.shards) == about.shard]
+        tiles = parallel.shard_tiles(tiles, about.shard, about.shards)
     executor = parallel.current()
     executor.set_timeout(args.rank_timeout)
     budget = int(args.memory * MIB)
