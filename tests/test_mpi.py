@@ -291,8 +291,9 @@ def test_input_error_under_mpi_is_one_line(tmp_path):
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
-    """Every pair kept beyond --memory 1: each rank's sorted runs reach rank 0 piece by
-    piece and merge into the bytes of one process holding them all."""
+    """Every pair kept beyond --memory 1: each rank's pairs reach rank 0 merged, piece by
+    piece, and merge there into the bytes of one process holding them all; within the
+    budget too (rank 0's own pairs then go to disk beside the others' runs)."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     seqs = prefix_family(3, 300, 30, 20, 8)
     fasta = tmp_path / "in.fasta"
@@ -309,8 +310,8 @@ def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
 
     held = outputs("held", None, "512")
     assert list(held) == ["e.npz", "m.dist"]
-    for ranks in (None, 2, 3):
-        assert outputs(f"spilled{ranks}", ranks, "1") == held, f"{ranks} ranks differ"
+    for ranks, memory in ((None, "1"), (2, "1"), (3, "1"), (2, "512")):
+        assert outputs(f"m{memory}r{ranks}", ranks, memory) == held, f"{ranks} ranks differ"
 
 
 WAITS = """

@@ -2,8 +2,9 @@
 
 A Spill takes the distance stage's kept pairs batch by batch (any order) into a buffer of
 at most `budget` bytes. When the buffer is full it is sorted by pair index (the key
-i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file in a temporary
-folder holding the columns one after another. At the end `merged` reads every run in
+i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file per column in a
+temporary folder, each appended to as the run is written. Pairs that come sorted already
+(another MPI rank's, merged there) are appended to a run of their own, unsorted again. At the end `merged` reads every run in
 windows and yields the pairs in key order, chunk by chunk; when the runs are too many for
 windows of MIN_WINDOW records within the budget, they are first merged in groups into
 longer runs (one more pass over the data each time). Pairs that fit the budget stay in
@@ -70,42 +71,50 @@ class MemoryRun:
 
 @dataclass
 class FileRun:
-    """A sorted run on disk: its `columns` one after another, `count` values each."""
+    """A sorted run on disk: a file per column (`path`.NAME), `count` values each."""
 
     path: Path
     count: int
     columns: dict[str, np.dtype]
 
+    def column(self, name: str) -> Path:
+        return self.path.with_name(f"{self.path.name}.{name}")
+
     def read(self, name: str, start: int, stop: int) -> np.ndarray:
-        offset = 0
-        for column, dtype in self.columns.items():
-            if column == name:
-                break
-            offset += self.count * dtype.itemsize
         dtype = self.columns[name]
-        return np.fromfile(self.path, dtype, count=stop - start,
-                           offset=offset + start * dtype.itemsize)
+        return np.fromfile(self.column(name), dtype, count=stop - start,
+                           offset=start * dtype.itemsize)
+
+    def remove(self) -> None:
+        for name in self.columns:
+            self.column(name).unlink(missing_ok=True)
+
+
+class RunWriter:
+    """A FileRun written chunk by chunk (dicts of every one of `columns`, in key order)."""
+
+    def __init__(self, path: Path, columns: dict[str, np.dtype]):
+        self.run = FileRun(path, 0, columns)
+        for name in columns:  # empty files: a run of no records reads as one
+            self.run.column(name).touch(exist_ok=False)
+
+    def write(self, chunk: dict[str, np.ndarray]) -> None:
+        for name, dtype in self.run.columns.items():
+            with open(self.run.column(name), "ab") as fh:
+                # file.write, unlike ndarray.tofile, keeps the errno of a full disk
+                fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype=dtype)).cast("B"))
+        self.run.count += len(chunk["key"])
 
 
 def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
     """A FileRun of `count` records from chunks (dicts of every one of `columns`, in key
     order)."""
-    starts, offset = {}, 0
-    for name, dtype in columns.items():
-        starts[name] = offset
-        offset += count * dtype.itemsize
-    written = 0
-    with open(path, "wb") as fh:
-        for chunk in chunks:
-            size = len(chunk["key"])
-            for name, dtype in columns.items():
-                fh.seek(starts[name] + written * dtype.itemsize)
-                # file.write, unlike ndarray.tofile, keeps the errno of a full disk
-                fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype=dtype)).cast("B"))
-            written += size
-    if written != count:
-        raise RuntimeError(f"{path}: {written} records written, {count} expected")
-    return FileRun(path, count, columns)
+    writer = RunWriter(path, columns)
+    for chunk in chunks:
+        writer.write(chunk)
+    if writer.run.count != count:
+        raise RuntimeError(f"{path}: {writer.run.count} records written, {count} expected")
+    return writer.run
 
 
 class Cursor:
@@ -194,7 +203,7 @@ class Scratch:
             self._temporary = None
 
     def path(self) -> Path:
-        """A new run file's path."""
+        """A new run's path (its column files add a suffix to it)."""
         try:
             if self._temporary is None:
                 self.folder.mkdir(parents=True, exist_ok=True)
@@ -211,10 +220,17 @@ class Scratch:
                          f"({exc.strerror or exc})")
 
     def write_run(self, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
-        """write_run into a new file here."""
+        """write_run into new files here."""
         path = self.path()
         try:
             return write_run(path, count, chunks, columns)
+        except OSError as exc:
+            raise self.error(exc) from None
+
+    def writer(self, columns: dict[str, np.dtype]) -> RunWriter:
+        """A RunWriter into new files here (its writes raise OSError: see error())."""
+        try:
+            return RunWriter(self.path(), columns)
         except OSError as exc:
             raise self.error(exc) from None
 
@@ -232,7 +248,7 @@ def fewer_runs(runs: list, budget: int, scratch: Scratch,
             runs.append(scratch.write_run(sum(run.count for run in group),
                                           merged(group, columns, budget), columns))
             for run in group:
-                run.path.unlink()
+                run.remove()
     return runs
 
 
@@ -251,6 +267,7 @@ class Spill:
         self.filled = 0
         self.runs: list = []
         self.count = 0  # pairs taken
+        self.sources: dict = {}  # source -> RunWriter of add_sorted
         self.finished: list | None = None
 
     def __enter__(self):
@@ -302,25 +319,37 @@ class Spill:
         self.buffer = self._empty_buffer()
 
     def finish(self, single: bool = False) -> list:
-        """The sorted runs of every pair taken (one in memory when they fit the budget),
-        no more than a merge can read in windows of MIN_WINDOW records within the budget,
-        or with `single` one (for readers that pass over them once per column)."""
-        if self.finished is None and not self.runs:
+        """The sorted runs of every pair taken (one in memory when they fit the budget and
+        none came sorted), no more than a merge can read in windows of MIN_WINDOW records
+        within the budget, or with `single` one (for readers that pass over them once per
+        column)."""
+        if self.finished is None and not (self.runs or self.sources):
             self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
-        elif self.finished is None:
+        elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
             self._write_run()
             self.buffer = None
-            self.finished = self.runs
+            self.finished = self.runs + [writer.run for writer in self.sources.values()]
         self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns,
                                    1 if single else None)
         return self.finished
 
-    def pieces(self, records: int):
-        """This spill's records, run by run, in pieces of at most `records` (for sending)."""
-        for run in self.finish():
-            for start in range(0, run.count, records):
-                stop = min(start + records, run.count)
-                yield {name: run.read(name, start, stop) for name in self.columns}
+    def sorted_pieces(self, records: int):
+        """This spill's records in key order, in pieces of at most `records` (for sending
+        to a spill's add_sorted)."""
+        for chunk in merged(self.finish(), self.columns, self.budget):
+            for start in range(0, len(chunk["key"]), records):
+                yield {name: values[start:start + records] for name, values in chunk.items()}
+
+    def add_sorted(self, source, records: dict[str, np.ndarray]) -> None:
+        """Records given as run columns, in key order after those `source` gave before:
+        appended to that source's run as they are, not sorted again."""
+        if source not in self.sources:
+            self.sources[source] = self.scratch.writer(self.columns)
+        try:
+            self.sources[source].write(records)
+        except OSError as exc:
+            raise self.scratch.error(exc) from None
+        self.count += len(records["key"])
 
 
 def pieces(runs: list, names, budget: int):
@@ -359,13 +388,12 @@ def pair_chunks(runs: list, budget: int, layout: Layout):
 
 def edge_list_run(path, count: int, n: int, scratch: Scratch,
                   columns: dict[str, np.dtype]) -> FileRun:
-    """An edge list's pairs (sorted by (i, j): a sorted run already) copied into a run
-    file of `columns` column by column, checked as they are read
-    (formats.distances.edge_list_column)."""
-    run = scratch.path()
+    """An edge list's pairs (sorted by (i, j): a sorted run already) copied into a run's
+    column files, checked as they are read (formats.distances.edge_list_column)."""
+    run = FileRun(scratch.path(), count, columns)
     try:
-        with open(run, "wb") as fh:
-            for name in columns:
+        for name in columns:
+            with open(run.column(name), "wb") as fh:
                 if name == "key":
                     last = -1
                     for k, (i, j) in enumerate(zip(edge_list_column(path, "i", STEP),
@@ -377,7 +405,7 @@ def edge_list_run(path, count: int, n: int, scratch: Scratch,
                         fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
     except OSError as exc:
         raise scratch.error(exc) from None
-    return FileRun(run, count, columns)
+    return run
 
 
 def merge_edge_lists(paths: list, out, budget: int) -> int:

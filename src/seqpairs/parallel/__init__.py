@@ -21,8 +21,8 @@ Contract (Executor):
   stream(pieces, receive)
                   every worker but the root sends its `pieces` (an iterable, not read on
                   the root) to the root, one piece per worker at a time, so the root holds
-                  at most one piece of each worker at once; the root calls receive(piece)
-                  for each of them
+                  at most one piece of each worker at once; the root calls
+                  receive(worker, piece) for each of them, each worker's in its order
   barrier()       wait until every worker gets here (benchmarks time the work between two)
   set_timeout(seconds)
                   a worker that stops answering (stopped, its node wedged) for this long

@@ -288,9 +288,9 @@ class Mpi:
             parts = self.comm.gather(next(mine, None), root=0)
             more = False
             if self.root:
-                for part in parts[1:]:
+                for worker, part in enumerate(parts[1:], 1):
                     if part is not None:
-                        receive(part)
+                        receive(worker, part)
                         more = True
             if not self.comm.bcast(more, root=0):
                 return

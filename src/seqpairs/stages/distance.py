@@ -12,12 +12,14 @@ Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
 (formats/runs.py), merged while the output is written. Under MPI every rank computes the
 tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs and sends
-them to rank 0 piece by piece; rank 0 writes. The output is the same bytes whoever
-computed which tile.
+them to rank 0 merged, piece by piece, where each rank's pairs become one run as they
+come, not sorted again; rank 0 merges the runs and writes. The output is the same bytes
+whoever computed which tile.
 """
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 from pathlib import Path
 
@@ -50,6 +52,7 @@ from .options import (
     threads,
 )
 
+log = logging.getLogger("seqpairs.distance")
 MEMORY = 256  # MiB for the kept pairs, default of --memory
 BINARY_FORMATS = ("edges", "condensed")  # the --format outputs that cannot be standard output
 MIB = 1 << 20
@@ -117,10 +120,14 @@ def run(args) -> None:
                 work=executor.pull(tiles["cells"]), eta=executor.size == 1)
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * spill.record), 1)
-                executor.stream(spill.pieces(piece), spill.add_records)
+                executor.stream(spill.sorted_pieces(piece), spill.add_sorted)
+                if executor.size > 1:
+                    log.info("kept pairs on the root: %d", spill.count)
             if dense is not None:
                 dense = executor.merge_dense(dense)
             runs = spill.finish(single=bool(args.edges)) if spill and executor.root else None
+            if runs is not None:
+                log.info("kept pairs merged: %d runs", len(runs))
         except UserError as error:
             executor.fail(error)
         if not executor.root:
@@ -128,6 +135,7 @@ def run(args) -> None:
         if args.edges:
             write_edge_stream(args.edges, about, spill.count,
                               edge_columns(runs, budget, about.layout))
+            log.info("edge list written: %s", args.edges)
         if args.mothur:
             write_mothur_column(args.mothur, seqs.ids, pair_chunks(runs, budget, about.layout),
                                 args.max_distance)
