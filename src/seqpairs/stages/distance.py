@@ -121,7 +121,7 @@ def run(args) -> None:
             if spill:  # pieces of at most a quarter of the budget at once on the root
                 piece = max(budget // (4 * executor.size * spill.record), 1)
                 executor.stream(spill.sorted_pieces(piece), spill.add_sorted)
-                if executor.size > 1:
+                if executor.size > 1 and executor.root:
                     log.info("kept pairs on the root: %d", spill.count)
             if dense is not None:
                 dense = executor.merge_dense(dense)
