@@ -165,6 +165,52 @@ def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget,
             assert np.array_equal(got[name], column[order]), name
 
 
+@pytest.mark.parametrize("budget", [10**9, 40_000])
+def test_key_ranges_of_several_spills_hold_every_pair_once_in_order(tmp_path, budget):
+    """Three workers' spills cut by key_splits from their samples: each range's spill
+    (fed the parts of every spill, as the distance stage's exchange does) holds exactly
+    the pairs of its range, sorted, the ranges follow each other and are about equal."""
+    rng = np.random.default_rng(budget)
+    n, workers = 400, 3
+    keys = rng.permutation(n * (n - 1) // 2)[:30_000]
+    owner = rng.choice(workers, keys.size, p=[0.6, 0.3, 0.1])  # unequal shares computed
+    (tmp_path / "out").mkdir()
+
+    def spill():
+        return runs.Spill(budget, tmp_path / "out", "edges.npz", LAYOUTS["seqdist"])
+
+    computed, ranges = [spill() for _ in range(workers)], [spill() for _ in range(workers)]
+    for worker, mine in enumerate(computed):
+        part = keys[owner == worker]
+        i = ((1 + np.sqrt(1 + 8 * part)) / 2).astype(np.int64)
+        i = np.where(i * (i - 1) // 2 > part, i - 1, i)
+        mine.add(i, part - i * (i - 1) // 2, part * 0.5,
+                 *(np.full(part.size, k, np.int32) for k in range(4)))
+    samples = [mine.sample() for mine in computed]
+    splits = runs.key_splits(np.concatenate([k for k, _ in samples]),
+                             np.concatenate([w for _, w in samples]), workers)
+    for source, mine in enumerate(computed):
+        for parts in mine.parts(1000, splits):
+            for worker, part in enumerate(parts):
+                if part is not None:
+                    ranges[worker].add_sorted(source, part)
+    held = []
+    for worker, mine in enumerate(ranges):
+        (run,) = mine.finish(single=True)
+        held.append(run.read("key", 0, run.count))
+        assert np.array_equal(run.read("cost", 0, run.count), held[-1] * 0.5)
+        assert abs(run.count - keys.size / workers) < 0.02 * keys.size, run.count
+    assert np.array_equal(np.concatenate(held), np.sort(keys))
+    for mine in computed + ranges:
+        mine.close()
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_key_splits_of_no_pairs_and_one_worker():
+    assert runs.key_splits(np.empty(0, np.int64), np.empty(0, np.int64), 3).tolist() == [0, 0]
+    assert runs.key_splits(np.array([5, 1]), np.array([1, 1]), 1).size == 0
+
+
 def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):
     """--memory 1 (runs on disk, several of them) gives the bytes of an edge list held in
     memory, and the mothur export the same lines; no run is left behind."""

@@ -41,6 +41,7 @@ KEY = np.dtype(np.int64)
 # and one column's reordered copy.
 SORT_OVERHEAD = 16
 MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
+SAMPLES = 1024  # keys sampled in each run to split the key range among workers
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
 
 
@@ -333,12 +334,28 @@ class Spill:
                                    1 if single else None)
         return self.finished
 
-    def sorted_pieces(self, records: int):
-        """This spill's records in key order, in pieces of at most `records` (for sending
-        to a spill's add_sorted)."""
+    def sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """Keys at most SAMPLES apart in every run, each with the number of keys it
+        stands for (key_splits' input)."""
+        keys, weights = [], []
+        for run in self.finish():
+            step = max(1, -(-run.count // SAMPLES))
+            for position in range(step - 1, run.count, step):
+                keys.append(int(run.read("key", position, position + 1)[0]))
+                weights.append(step)
+        return np.array(keys, KEY), np.array(weights, np.int64)
+
+    def parts(self, records: int, splits: np.ndarray):
+        """This spill's records in key order, in pieces of at most `records`, each cut
+        into one part per range of `splits` (key_splits; None where a range has none),
+        for a spill's add_sorted."""
         for chunk in merged(self.finish(), self.columns, self.budget):
             for start in range(0, len(chunk["key"]), records):
-                yield {name: values[start:start + records] for name, values in chunk.items()}
+                piece = {name: values[start:start + records] for name, values in chunk.items()}
+                bounds = [0, *np.searchsorted(piece["key"], splits, "right"),
+                          len(piece["key"])]
+                yield [{name: values[a:b] for name, values in piece.items()} if b > a else None
+                       for a, b in zip(bounds, bounds[1:])]
 
     def add_sorted(self, source, records: dict[str, np.ndarray]) -> None:
         """Records given as run columns, in key order after those `source` gave before:
@@ -350,6 +367,18 @@ class Spill:
         except OSError as exc:
             raise self.scratch.error(exc) from None
         self.count += len(records["key"])
+
+
+def key_splits(keys: np.ndarray, weights: np.ndarray, parts: int) -> np.ndarray:
+    """parts - 1 increasing keys that cut the sampled keys (Spill.sample of every spill,
+    with their weights) into `parts` ranges of about equal counts: range q holds the keys
+    above splits[q - 1], up to splits[q]."""
+    if not len(keys):
+        return np.zeros(parts - 1, KEY)
+    order = np.argsort(keys)
+    counts = np.cumsum(weights[order])
+    at = np.searchsorted(counts, counts[-1] * np.arange(1, parts) / parts)
+    return keys[order][np.minimum(at, len(keys) - 1)]
 
 
 def pieces(runs: list, names, budget: int):

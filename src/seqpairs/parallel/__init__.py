@@ -18,11 +18,18 @@ Contract (Executor):
   merge_dense(array)
                   on the root: the workers' dense arrays merged (each entry computed by
                   one worker, NaN elsewhere); else None
-  stream(pieces, receive)
-                  every worker but the root sends its `pieces` (an iterable, not read on
-                  the root) to the root, one piece per worker at a time, so the root holds
-                  at most one piece of each worker at once; the root calls
-                  receive(worker, piece) for each of them, each worker's in its order
+  broadcast(value)
+                  the root's `value` on every worker (the others pass None)
+  exchange(parts, receive)
+                  every worker sends its `parts` (an iterable of lists with one part,
+                  or None, for each worker) a list at a time, so that it holds at most one
+                  list of each worker's at once; each worker calls receive(worker, part)
+                  for the parts it is sent, each worker's in its order
+  serve(streams, write)
+                  the root calls write(fetch), where fetch(name) yields the items of
+                  streams[name]() of every worker, worker by worker; the others make
+                  their streams' items as the root fetches them (the root thus writes
+                  one output from every worker's share without holding it)
   barrier()       wait until every worker gets here (benchmarks time the work between two)
   set_timeout(seconds)
                   a worker that stops answering (stopped, its node wedged) for this long

@@ -1,6 +1,7 @@
 """The executor of MPI ranks (mpi4py): `mpiexec -n N` or `srun -n N` starts N copies of a
 stage; each computes the items `assign` gives its rank (share) or the work lists it asks
-rank 0 for (pull), on the GPU of its node-local rank, and rank 0 gathers and writes.
+rank 0 for (pull), on the GPU of its node-local rank, and rank 0 gathers and writes
+(`serve`: the others make their share of the output as rank 0 writes it).
 Without an MPI launcher this executor is not used, so a plain run needs no MPI library.
 
 pull: rank 0 keeps the WorkQueue. A dispatcher thread on rank 0 answers the other ranks'
@@ -43,6 +44,7 @@ LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM
 DEFAULT_TIMEOUT = 300.0  # seconds a rank may go unheard
 HEARTBEAT, ENDING = 1, 2  # message tags: "I answer", "I am ending the job"
 REQUEST, WORK = 3, 4  # pull's tags: "a list, please", "your list"
+FETCH = 5  # serve's tag: the root's "the items of this stream, please", the items, None
 DENSE_STEP = 1 << 22  # entries of a dense array reduced at a time
 
 
@@ -282,18 +284,44 @@ class Mpi:
                 self.comm.Reduce(piece, None, op=MPI.MAX, root=0)
         return array if self.root else None
 
-    def stream(self, pieces, receive) -> None:
-        mine = iter(()) if self.root else iter(pieces)
+    def broadcast(self, value):
+        return self.comm.bcast(value, root=0)
+
+    def exchange(self, parts, receive) -> None:
+        from mpi4py import MPI
+
+        mine = iter(parts)
         while True:
-            parts = self.comm.gather(next(mine, None), root=0)
-            more = False
-            if self.root:
-                for worker, part in enumerate(parts[1:], 1):
-                    if part is not None:
-                        receive(worker, part)
-                        more = True
-            if not self.comm.bcast(more, root=0):
+            item = next(mine, None)
+            outgoing = [None] * self.size if item is None else list(item)
+            own, outgoing[self.rank] = outgoing[self.rank], None
+            if own is not None:
+                receive(self.rank, own)
+            for worker, part in enumerate(self.comm.alltoall(outgoing)):
+                if part is not None:
+                    receive(worker, part)
+            if not self.comm.allreduce(item is not None, op=MPI.LOR):
                 return
+
+    def serve(self, streams, write) -> None:
+        if self.root:
+            def fetch(name):
+                yield from streams[name]()
+                for worker in range(1, self.size):
+                    self.comm.send(name, dest=worker, tag=FETCH)
+                    while (item := self.comm.recv(source=worker, tag=FETCH)) is not None:
+                        yield item
+
+            try:
+                write(fetch)
+            finally:  # the others stop serving, also when the write failed
+                for worker in range(1, self.size):
+                    self.comm.send(None, dest=worker, tag=FETCH)
+            return
+        while (name := self.comm.recv(source=0, tag=FETCH)) is not None:
+            for item in streams[name]():
+                self.comm.send(item, dest=0, tag=FETCH)
+            self.comm.send(None, dest=0, tag=FETCH)
 
     def barrier(self) -> None:
         self.comm.Barrier()

@@ -11,17 +11,22 @@ column format from it; SeqDist's text format, the condensed matrix and a PHYLIP 
 Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
 (formats/runs.py), merged while the output is written. Under MPI every rank computes the
-tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs and sends
-them to rank 0 merged, piece by piece, where each rank's pairs become one run as they
-come, not sorted again; rank 0 merges the runs and writes. The output is the same bytes
+tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs. Then the
+ranks split the pairs' keys into one range a rank, of about equal counts (from a sample
+of every rank's keys), and send each other the pairs of each range, merged, piece by
+piece (exchange); each rank merges its range and makes its share of each output column,
+which rank 0 fetches rank by rank as it writes (serve). The output is the same bytes
 whoever computed which tile.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from pathlib import Path
+
+import numpy as np
 
 from .. import backends, parallel, scoring
 from ..errors import UserError
@@ -36,7 +41,7 @@ from ..formats.distances import (
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
-from ..formats.runs import Spill, edge_columns, merge_edge_lists, pair_chunks
+from ..formats.runs import Spill, edge_columns, key_splits, merge_edge_lists, pair_chunks
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
@@ -108,8 +113,9 @@ def run(args) -> None:
     executor.set_timeout(args.rank_timeout)
     budget = int(args.memory * MIB)
     sparse = args.edges or args.mothur
-    with (Spill(budget, Path(sparse).parent, Path(sparse).name, about.layout) if sparse
-          else contextlib.nullcontext()) as spill:
+    with contextlib.ExitStack() as spills:
+        spill = (spills.enter_context(Spill(budget, Path(sparse).parent, Path(sparse).name,
+                                            about.layout)) if sparse else None)
         try:  # a worker's own trouble (its disk full) must end every worker
             _, dense = compute(
                 seqs, bins, tiles, backend=backends.select(args.backend, executor.device),
@@ -118,27 +124,21 @@ def run(args) -> None:
                 iddef=args.iddef, dense=dense, kept=spill.add if spill else None,
                 prune=args.prune, edges=bool(sparse),
                 work=executor.pull(tiles["cells"]), eta=executor.size == 1)
-            if spill:  # pieces of at most a quarter of the budget at once on the root
-                piece = max(budget // (4 * executor.size * spill.record), 1)
-                executor.stream(spill.sorted_pieces(piece), spill.add_sorted)
-                if executor.size > 1 and executor.root:
-                    log.info("kept pairs on the root: %d", spill.count)
             if dense is not None:
                 dense = executor.merge_dense(dense)
-            runs = spill.finish(single=bool(args.edges)) if spill and executor.root else None
-            if runs is not None:
-                log.info("kept pairs merged: %d runs", len(runs))
+            if spill and executor.size > 1:
+                spill = spills.enter_context(key_range(executor, spill))
+            if spill:
+                runs = spill.finish(single=bool(args.edges))
+                log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
+                counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
         except UserError as error:
             executor.fail(error)
-        if not executor.root:
-            return
-        if args.edges:
-            write_edge_stream(args.edges, about, spill.count,
-                              edge_columns(runs, budget, about.layout))
-            log.info("edge list written: %s", args.edges)
-        if args.mothur:
-            write_mothur_column(args.mothur, seqs.ids, pair_chunks(runs, budget, about.layout),
-                                args.max_distance)
+        if spill:
+            executor.serve(output_streams(args, runs, budget, about.layout),
+                           functools.partial(write_sparse, args, about, seqs.ids, counts))
+    if not executor.root:
+        return
     if args.seqdist:
         write_seqdist_text(args.seqdist, dense, seqs.ids if args.ids else None)
     if args.condensed:
@@ -147,6 +147,44 @@ def run(args) -> None:
         write_matrix(args.matrix, dense)
     if args.phylip:
         write_phylip(args.phylip, dense, seqs.ids)
+
+
+def key_range(executor, spill: Spill) -> Spill:
+    """A spill of every worker's kept pairs in this worker's range of keys: ranges of
+    about equal counts, in worker order (the root's first), so that each worker merges
+    and converts its share of the edge list and the root only writes (executor.serve)."""
+    keys, weights = spill.sample()
+    sampled = executor.gather(keys, (keys, weights))
+    splits = executor.broadcast(key_splits(*sampled, executor.size) if executor.root
+                                else None)
+    mine = Spill(spill.budget, spill.scratch.folder, spill.scratch.name, spill.layout)
+    piece = max(spill.budget // (4 * executor.size * spill.record), 1)  # a quarter at once
+    executor.exchange(spill.parts(piece, splits), mine.add_sorted)
+    spill.close()  # every pair is in some worker's range now
+    log.info("kept pairs in this worker's range of pairs: %d", mine.count)
+    return mine
+
+
+def output_streams(args, runs: list, budget: int, layout) -> dict:
+    """This worker's share of each sparse output, by name (executor.serve)."""
+    streams = {}
+    if args.edges:
+        chunks = edge_columns(runs, budget, layout)
+        streams.update({f"edges/{name}": functools.partial(chunks, name)
+                        for name in layout.members})
+    if args.mothur:
+        streams["mothur"] = functools.partial(pair_chunks, runs, budget, layout)
+    return streams
+
+
+def write_sparse(args, about: Edges, ids, counts, fetch) -> None:
+    """The root's sparse outputs from every worker's share, fetched (executor.serve)."""
+    if args.edges:
+        write_edge_stream(args.edges, about, int(counts[0].sum()),
+                          lambda name: fetch(f"edges/{name}"))
+        log.info("edge list written: %s", args.edges)
+    if args.mothur:
+        write_mothur_column(args.mothur, ids, fetch("mothur"), args.max_distance)
 
 
 def run_merge(args) -> None:
