@@ -1,10 +1,14 @@
-"""The distance stage's edge-list write on its own: a Spill (formats/runs.py) at --memory
-MiB fed N synthetic kept pairs of 2^16 sequences in batches, as the stage hands them, then
-merged (finish) and written (write_edge_stream), each step timed:
+"""The distance stage's edge-list write on its own: Spills (formats/runs.py) at --memory
+MiB fed N synthetic kept pairs of 2^16 sequences in batches, as the stage hands them,
+then merged and written, each step timed. Under MPI (`mpiexec -n P python
+benchmarks/bench_write.py`) the pairs are dealt among the ranks in batches, and the
+stage's own tail runs: the ranks' key ranges exchanged and merged (stages.distance.
+key_range), then rank 0 writes while fetching each rank's share (Executor.serve):
 
-    python benchmarks/bench_write.py [--pairs 2e7] [--memory 256] [--folder /tmp]
+    [mpiexec -n P] python benchmarks/bench_write.py [--pairs 2e7] [--memory 256]
+                                                     [--folder /tmp]
 
-This is the root's serial tail of `seqpairs distance` under MPI (issue 21).
+This is the serial tail of `seqpairs distance` after its computing (issue 21).
 """
 from __future__ import annotations
 
@@ -12,11 +16,14 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
-from seqpairs.formats.distances import Edges, write_edge_stream
-from seqpairs.formats.runs import Spill, edge_columns
+from seqpairs import parallel
+from seqpairs.formats.distances import Edges
+from seqpairs.formats.runs import Spill
+from seqpairs.stages.distance import key_range, output_streams, write_sparse
 
 SEQUENCES = 1 << 16
 BATCH = 1 << 20
@@ -28,6 +35,7 @@ def main() -> None:
     parser.add_argument("--memory", type=float, default=256, help="MiB, as --memory")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
+    executor = parallel.current()
     count, budget = int(args.pairs), int(args.memory * (1 << 20))
     rng = np.random.default_rng(1)
     keys = np.sort(rng.choice(SEQUENCES * (SEQUENCES - 1) // 2, count, replace=False))
@@ -36,26 +44,37 @@ def main() -> None:
                   max_distance=0.1, candidate_identity=0.97, iddef=2, sequences="-",
                   scoring="seqdist").empty()
     out = args.folder / "bench_write.npz"
+    outputs = SimpleNamespace(edges=out, mothur=None)
     with tempfile.TemporaryDirectory(dir=args.folder) as scratch:
-        start = time.perf_counter()
-        with Spill(budget, Path(scratch), out.name, about.layout) as spill:
-            for first in range(0, count, BATCH):
-                part = keys[first:first + BATCH]
-                i = ((1 + np.sqrt(1 + 8 * part)) / 2).astype(np.int64)
-                i = np.where(i * (i - 1) // 2 > part, i - 1, i)
-                length = rng.integers(390, 420, len(part)).astype(np.int32)
-                spill.add(i, part - i * (i - 1) // 2, rng.random(len(part)) * 40, length,
-                          length - 10, length - 2, np.zeros(len(part), np.int32))
-            added = time.perf_counter()
-            runs = spill.finish(single=True)
-            finished = time.perf_counter()
-            write_edge_stream(out, about, spill.count, edge_columns(runs, budget,
-                                                                    about.layout))
-            written = time.perf_counter()
-    print(f"{count} pairs, --memory {args.memory:g}: add {added - start:.1f} s, finish "
-          f"{finished - added:.1f} s, write {written - finished:.1f} s, "
-          f"{out.stat().st_size / 1e9:.2f} GB")
-    out.unlink()
+        executor.barrier()
+        times = [time.perf_counter()]
+        spill = Spill(budget, Path(scratch), out.name, about.layout)
+        for first in range(executor.rank * BATCH, count, executor.size * BATCH):
+            part = keys[first:first + BATCH]
+            i = ((1 + np.sqrt(1 + 8 * part)) / 2).astype(np.int64)
+            i = np.where(i * (i - 1) // 2 > part, i - 1, i)
+            length = rng.integers(390, 420, len(part)).astype(np.int32)
+            spill.add(i, part - i * (i - 1) // 2, rng.random(len(part)) * 40, length,
+                      length - 10, length - 2, np.zeros(len(part), np.int32))
+        executor.barrier()
+        times.append(time.perf_counter())
+        if executor.size > 1:
+            spill = key_range(executor, spill)
+        executor.barrier()
+        times.append(time.perf_counter())
+        runs = spill.finish(single=True)
+        counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
+        times.append(time.perf_counter())
+        executor.serve(output_streams(outputs, runs, budget, about.layout),
+                       lambda fetch: write_sparse(outputs, about, None, counts, fetch))
+        times.append(time.perf_counter())
+        spill.close()
+    if executor.root:
+        add, exchange, merge, write = np.diff(times)
+        print(f"{count} pairs, {executor.size} ranks, --memory {args.memory:g}: add "
+              f"{add:.1f} s, exchange {exchange:.1f} s, merge {merge:.1f} s, write "
+              f"{write:.1f} s, {out.stat().st_size / 1e9:.2f} GB")
+        out.unlink()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ run file (checking it as it reads) and merges them the same way.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -406,6 +407,42 @@ def edge_columns(runs: list, budget: int, layout: Layout):
                 yield piece[name]
 
     return chunks
+
+
+def stored(streams: dict, scratch: Scratch) -> dict:
+    """`streams` (name: a callable giving arrays, or tuples of arrays) made now, into
+    files in `scratch`, and read back from them in pieces of at most STEP: under MPI the
+    ranks make their shares of an output at once, while rank 0 makes and writes its own,
+    not each in turn as rank 0 fetches it (Executor.serve)."""
+    made = {}
+    for name, stream in streams.items():
+        files, single = [], True
+        for item in stream():
+            single = not isinstance(item, tuple)
+            parts = (item,) if single else item
+            if not files:
+                base = scratch.path()
+                files = [(base.with_name(f"{base.name}.{k}"), np.asarray(part).dtype)
+                         for k, part in enumerate(parts)]
+            try:
+                for (path, dtype), part in zip(files, parts):
+                    with open(path, "ab") as fh:
+                        fh.write(memoryview(np.ascontiguousarray(part, dtype)).cast("B"))
+            except OSError as exc:
+                raise scratch.error(exc) from None
+        made[name] = functools.partial(read_stored, files, single)
+    return made
+
+
+def read_stored(files: list, single: bool):
+    """The items `stored` wrote to `files` (path, dtype), in pieces of at most STEP."""
+    if not files:
+        return
+    count = files[0][0].stat().st_size // files[0][1].itemsize
+    for start in range(0, count, STEP):
+        parts = tuple(np.fromfile(path, dtype, count=min(STEP, count - start),
+                                  offset=start * dtype.itemsize) for path, dtype in files)
+        yield parts[0] if single else parts
 
 
 def pair_chunks(runs: list, budget: int, layout: Layout):

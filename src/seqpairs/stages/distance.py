@@ -41,7 +41,14 @@ from ..formats.distances import (
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
-from ..formats.runs import Spill, edge_columns, key_splits, merge_edge_lists, pair_chunks
+from ..formats.runs import (
+    Spill,
+    edge_columns,
+    key_splits,
+    merge_edge_lists,
+    pair_chunks,
+    stored,
+)
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
@@ -132,11 +139,14 @@ def run(args) -> None:
                 runs = spill.finish(single=bool(args.edges))
                 log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
                 counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
+                streams = output_streams(args, runs, budget, about.layout)
+                if not executor.root:  # made at once while the root makes its own share
+                    streams = stored(streams, spill.scratch)
         except UserError as error:
             executor.fail(error)
         if spill:
-            executor.serve(output_streams(args, runs, budget, about.layout),
-                           functools.partial(write_sparse, args, about, seqs.ids, counts))
+            executor.serve(streams, functools.partial(write_sparse, args, about, seqs.ids,
+                                                      counts))
     if not executor.root:
         return
     if args.seqdist:
