@@ -314,6 +314,30 @@ def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
         assert outputs(f"m{memory}r{ranks}", ranks, memory) == held, f"{ranks} ranks differ"
 
 
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_ranks_that_keep_no_pair_write_the_empty_edge_list(tmp_path):
+    """No rank keeps a pair: the ranks' exchange of key ranges ends at once and rank 0
+    writes the edge list and mothur file of no pairs, as one process does."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    rng = np.random.default_rng(3)
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">r{k}\n{''.join(rng.choice(list('ACGT'), 80))}\n"
+                             for k in range(40)))
+
+    def outputs(name, ranks):
+        out = tmp_path / name
+        out.mkdir()
+        proc = run_distance(["-i", fasta, "--backend", "cpu", "--threads", "1",
+                             "--max-distance", "0", "--edges", out / "e.npz",
+                             "--mothur", out / "m.dist"], ranks)
+        assert proc.returncode == 0, proc.stderr
+        return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+    single = outputs("plain", None)
+    assert len(np.load(tmp_path / "plain" / "e.npz")["i"]) == 0
+    assert outputs("ranks3", 3) == single
+
+
 WAITS = """
 import os, time
 from seqpairs import parallel
