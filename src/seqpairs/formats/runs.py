@@ -4,8 +4,9 @@ A Spill takes the distance stage's kept pairs batch by batch (any order) into a 
 at most `budget` bytes. When the buffer is full it is sorted by pair index (the key
 i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file per column in a
 temporary folder, each appended to as the run is written. Pairs that come sorted already
-(another MPI rank's, merged there) are appended to a run of their own, unsorted again. At the end `merged` reads every run in
-windows and yields the pairs in key order, chunk by chunk; when the runs are too many for
+(another MPI rank's, merged there) are appended to a run of their own, not sorted again.
+At the end `merged` reads every run in windows and yields the pairs in key order, chunk
+by chunk; when the runs are too many for
 windows of MIN_WINDOW records within the budget, they are first merged in groups into
 longer runs (one more pass over the data each time). Pairs that fit the budget stay in
 memory and no file is written. Keys are unique (a pair is computed once), so the order
@@ -93,19 +94,25 @@ class FileRun:
 
 
 class RunWriter:
-    """A FileRun written chunk by chunk (dicts of every one of `columns`, in key order)."""
+    """A FileRun written chunk by chunk (dicts of every one of `columns`, in key order);
+    `error` (Scratch.error) turns a failed write into its UserError."""
 
-    def __init__(self, path: Path, columns: dict[str, np.dtype]):
-        self.run = FileRun(path, 0, columns)
+    def __init__(self, path: Path, columns: dict[str, np.dtype], error=None):
+        self.run, self.error = FileRun(path, 0, columns), error
         for name in columns:  # empty files: a run of no records reads as one
             self.run.column(name).touch(exist_ok=False)
 
     def write(self, chunk: dict[str, np.ndarray]) -> None:
-        for name, dtype in self.run.columns.items():
-            with open(self.run.column(name), "ab") as fh:
-                # file.write, unlike ndarray.tofile, keeps the errno of a full disk
-                fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype=dtype)).cast("B"))
-        self.run.count += len(chunk["key"])
+        try:
+            for name, dtype in self.run.columns.items():
+                with open(self.run.column(name), "ab") as fh:
+                    # file.write, unlike ndarray.tofile, keeps the errno of a full disk
+                    fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype)).cast("B"))
+        except OSError as exc:
+            if self.error is None:
+                raise
+            raise self.error(exc) from None
+        self.run.count += len(chunk[next(iter(self.run.columns))])
 
 
 def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
@@ -230,9 +237,9 @@ class Scratch:
             raise self.error(exc) from None
 
     def writer(self, columns: dict[str, np.dtype]) -> RunWriter:
-        """A RunWriter into new files here (its writes raise OSError: see error())."""
+        """A RunWriter into new files here (a failed write: error())."""
         try:
-            return RunWriter(self.path(), columns)
+            return RunWriter(self.path(), columns, self.error)
         except OSError as exc:
             raise self.error(exc) from None
 
@@ -363,10 +370,7 @@ class Spill:
         appended to that source's run as they are, not sorted again."""
         if source not in self.sources:
             self.sources[source] = self.scratch.writer(self.columns)
-        try:
-            self.sources[source].write(records)
-        except OSError as exc:
-            raise self.scratch.error(exc) from None
+        self.sources[source].write(records)
         self.count += len(records["key"])
 
 
@@ -410,38 +414,29 @@ def edge_columns(runs: list, budget: int, layout: Layout):
 
 
 def stored(streams: dict, scratch: Scratch) -> dict:
-    """`streams` (name: a callable giving arrays, or tuples of arrays) made now, into
-    files in `scratch`, and read back from them in pieces of at most STEP: under MPI the
-    ranks make their shares of an output at once, while rank 0 makes and writes its own,
-    not each in turn as rank 0 fetches it (Executor.serve)."""
+    """`streams` (name: a callable giving arrays, or tuples of arrays) made now, each into
+    a run of `scratch` (a column per place in the tuple), and read back from it in pieces
+    of at most STEP: under MPI the ranks make their shares of an output at once, while
+    rank 0 makes and writes its own, not each in turn as rank 0 fetches it
+    (Executor.serve)."""
     made = {}
     for name, stream in streams.items():
-        files, single = [], True
+        writer, single = None, True
         for item in stream():
             single = not isinstance(item, tuple)
-            parts = (item,) if single else item
-            if not files:
-                base = scratch.path()
-                files = [(base.with_name(f"{base.name}.{k}"), np.asarray(part).dtype)
-                         for k, part in enumerate(parts)]
-            try:
-                for (path, dtype), part in zip(files, parts):
-                    with open(path, "ab") as fh:
-                        fh.write(memoryview(np.ascontiguousarray(part, dtype)).cast("B"))
-            except OSError as exc:
-                raise scratch.error(exc) from None
-        made[name] = functools.partial(read_stored, files, single)
+            parts = {str(k): part for k, part in enumerate((item,) if single else item)}
+            if writer is None:
+                writer = scratch.writer({k: np.asarray(part).dtype for k, part in parts.items()})
+            writer.write(parts)
+        made[name] = functools.partial(read_stored, writer and writer.run, single)
     return made
 
 
-def read_stored(files: list, single: bool):
-    """The items `stored` wrote to `files` (path, dtype), in pieces of at most STEP."""
-    if not files:
-        return
-    count = files[0][0].stat().st_size // files[0][1].itemsize
-    for start in range(0, count, STEP):
-        parts = tuple(np.fromfile(path, dtype, count=min(STEP, count - start),
-                                  offset=start * dtype.itemsize) for path, dtype in files)
+def read_stored(run: FileRun | None, single: bool):
+    """The items `stored` wrote to `run` (None: none), in pieces of at most STEP."""
+    for start in range(0, run.count if run else 0, STEP):
+        parts = tuple(run.read(name, start, min(start + STEP, run.count))
+                      for name in run.columns)
         yield parts[0] if single else parts
 
 
