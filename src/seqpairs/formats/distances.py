@@ -44,6 +44,7 @@ from .. import scoring
 from ..backends.common import AFFINE_COUNTS
 from ..errors import UserError, cannot_read
 from .atomic import atomic_open, atomic_path
+from .npz import Archive, npy_header
 
 
 @dataclass(frozen=True)
@@ -180,22 +181,14 @@ def pair_from_index(k):
     return i, k - i * (i - 1) // 2
 
 
-def npy_header(dtype, shape: tuple[int, ...]) -> dict:
-    """The header np.save writes for an array of this dtype and shape."""
-    return {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-            "shape": tuple(int(extent) for extent in shape)}
-
-
 def write_npz(fh, members: Iterable[tuple[str, object, tuple[int, ...], Iterable]]) -> None:
     """np.savez's bytes, written member by member in chunks: `members` are (name, dtype,
     shape, chunks), the chunks' arrays making the member's data in C order."""
-    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, dtype, shape, chunks in members:
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:  # as np.savez
-                np.lib.format.write_array_header_1_0(member, npy_header(dtype, shape))
-                for chunk in chunks:
-                    data = np.ascontiguousarray(chunk, dtype=dtype)
-                    member.write(memoryview(data).cast("B"))
+    members = list(members)
+    archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
+    archive.finish(fh, {name: [archive.write_header(fh, name),
+                               archive.write_rows(fh, name, 0, chunks)]
+                        for name, _, _, chunks in members})
 
 
 def _scalar(name, value, dtype):
