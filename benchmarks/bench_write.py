@@ -3,12 +3,13 @@ MiB fed N synthetic kept pairs of 2^16 sequences in batches, as the stage hands 
 then merged and written, each step timed. Under MPI (`mpiexec -n P python
 benchmarks/bench_write.py`) the pairs are dealt among the ranks in batches, and the
 stage's own tail runs: the ranks' key ranges exchanged and merged (stages.distance.
-key_range), then rank 0 writes while fetching each rank's share (Executor.serve):
+key_range), then every rank writes its rows of the one file in place
+(write_edges_together), rank 0 the zip's headers last:
 
     [mpiexec -n P] python benchmarks/bench_write.py [--pairs 2e7] [--memory 256]
                                                      [--folder /tmp]
 
-This is the serial tail of `seqpairs distance` after its computing (issue 21).
+This is the tail of `seqpairs distance` after its computing (issue 21).
 """
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
-from seqpairs.formats.runs import Spill
-from seqpairs.stages.distance import key_range, output_streams, write_sparse
+from seqpairs.formats.runs import Spill, edge_columns
+from seqpairs.stages.distance import key_range, write_edges_together
 
 SEQUENCES = 1 << 16
 BATCH = 1 << 20
@@ -44,7 +44,6 @@ def main() -> None:
                   max_distance=0.1, candidate_identity=0.97, iddef=2, sequences="-",
                   scoring="seqdist").empty()
     out = args.folder / "bench_write.npz"
-    outputs = SimpleNamespace(edges=out, mothur=None)
     with tempfile.TemporaryDirectory(dir=args.folder) as scratch:
         executor.barrier()
         times = [time.perf_counter()]
@@ -64,9 +63,10 @@ def main() -> None:
         times.append(time.perf_counter())
         runs = spill.finish(single=True)
         counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
+        counts = executor.broadcast(counts[0] if executor.root else None)
         times.append(time.perf_counter())
-        executor.serve(output_streams(outputs, runs, budget, about.layout),
-                       lambda fetch: write_sparse(outputs, about, None, counts, fetch))
+        write_edges_together(executor, out, about, counts, edge_columns(runs, budget,
+                                                                        about.layout))
         times.append(time.perf_counter())
         spill.close()
     if executor.root:

@@ -204,18 +204,43 @@ def test_full_disk_is_one_clear_line(tmp_path):
 
 
 def test_no_space_left_is_one_clear_line(tmp_path, cli, monkeypatch):
-    from seqpairs.formats import distances
+    from seqpairs.formats import npz
 
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     fasta = family(tmp_path / "in.fasta", 20, 50, seed=4)
     edges = tmp_path / "out" / "edges.npz"
-    monkeypatch.setattr(distances, "write_npz", full_disk)
+    monkeypatch.setattr(npz.Archive, "write_rows", full_disk)  # the pairs' rows, in place
     code, out, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--edges", edges)
     assert (code, out, err) == (2, "", f"seqpairs: error: {edges}: cannot write "
                                        "(No space left on device)\n")
     assert list(edges.parent.iterdir()) == []
+
+
+def test_rank_that_does_not_see_the_edge_list_is_one_clear_line(tmp_path):
+    """Under MPI every rank writes its rows into the file rank 0 made; a rank on a node
+    that does not share the output's folder gets no file to open."""
+    from types import SimpleNamespace
+
+    from seqpairs.errors import UserError
+    from seqpairs.formats.distances import Edges
+    from seqpairs.stages.distance import write_edges_together
+
+    def fail(error):
+        raise error
+
+    made_elsewhere = tmp_path / "not-shared" / ".edges.npz.tmp"
+    rank_1 = SimpleNamespace(rank=1, size=2, root=False, broadcast=lambda _: made_elsewhere,
+                             gather=lambda *_: None, fail=fail)
+    about = Edges(3, ["a", "b", "c"], None, None, {}, max_distance=0.1,
+                  candidate_identity=0.97, iddef=2, sequences="-", scoring="seqdist").empty()
+    with pytest.raises(UserError) as error:
+        write_edges_together(rank_1, tmp_path / "edges.npz", about, np.array([0, 0]),
+                             lambda name: [])
+    assert str(error.value) == (f"{tmp_path / 'edges.npz'}: rank 1 does not see the file rank 0 "
+                                "made: the output's folder must be on a file system that every "
+                                "rank shares")
 
 
 def test_output_folder_that_cannot_exist_is_one_clear_line(tmp_path, cli):

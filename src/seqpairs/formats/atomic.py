@@ -58,13 +58,13 @@ def atomic_path(path: str | os.PathLike):
         check_replaceable(path)
         remove_stale(path)
     except OSError as exc:  # folder missing, not writable, read-only file system...
-        raise _write_error(path, exc) from None
+        raise write_error(path, exc) from None
     tmp = temporary_name(path, SUFFIX)
     try:  # made within the try: a signal the moment it exists still removes it
         try:  # 0o666 less the umask: the mode of any new file (mkstemp's would be 0600)
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
         except OSError as exc:
-            raise _write_error(path, exc) from None
+            raise write_error(path, exc) from None
         yield tmp
         check_replaceable(path)  # it may have changed while the output was written
         os.replace(tmp, path)
@@ -72,7 +72,7 @@ def atomic_path(path: str | os.PathLike):
         with contextlib.suppress(OSError):  # gone already, or never made
             os.unlink(tmp)
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
-            raise _write_error(path, exc) from None
+            raise write_error(path, exc) from None
         raise
 
 
@@ -150,7 +150,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _write_error(path: Path, exc: OSError) -> UserError:
+def write_error(path: Path, exc: OSError) -> UserError:
+    """The one line for an output that `exc` stopped being written."""
     if isinstance(exc, (FileExistsError, NotADirectoryError)):  # from mkdir of the folders
         return UserError(f"{path}: cannot write ({_not_a_folder(path)} is not a folder)")
     return UserError(f"{path}: cannot write ({exc.strerror or exc})")

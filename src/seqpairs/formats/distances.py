@@ -206,26 +206,32 @@ def write_edges(path, edges: Edges) -> None:
     write_edge_stream(path, edges, len(order), lambda name: [columns[name]])
 
 
-def write_edge_stream(path, about: Edges, count: int,
-                      chunks: Callable[[str], Iterable[np.ndarray]]) -> None:
-    """The edge list of `about`'s sequences and settings whose `count` pairs come, sorted by
-    (i, j), from chunks(name) for each of its layout's members (called once per member):
-    the bytes np.savez would write for the whole arrays."""
+def edge_members(about: Edges, count: int, chunks: Callable[[str], Iterable[np.ndarray]]
+                 ) -> list[tuple[str, np.dtype, tuple[int, ...], Iterable]]:
+    """The members (write_npz) of the edge list of `about`'s sequences and settings whose
+    `count` pairs come, sorted by (i, j), from chunks(name) for each of its layout's
+    members (called once per member, when it is written)."""
     layout = about.layout
     ids = np.asarray(about.ids, dtype=str)
     members = [_scalar("n", about.n, np.int64), ("ids", ids.dtype, ids.shape, [ids])]
     for name in layout.members:
         members.append((name, layout.dtype(name), (count,), _lazy(chunks, name)))
-    members += [_scalar("max_distance", about.max_distance, np.float64),
-                _scalar("candidate_identity", about.candidate_identity, np.float64),
-                _scalar("iddef", about.iddef, np.int64),
-                _scalar("sequences", about.sequences, str),
-                _scalar("shard", about.shard, np.int64),
-                _scalar("shards", about.shards, np.int64),
-                _scalar("tiling", about.tiling, str),
-                _scalar(SCORING, about.scoring, str)]
+    return members + [_scalar("max_distance", about.max_distance, np.float64),
+                      _scalar("candidate_identity", about.candidate_identity, np.float64),
+                      _scalar("iddef", about.iddef, np.int64),
+                      _scalar("sequences", about.sequences, str),
+                      _scalar("shard", about.shard, np.int64),
+                      _scalar("shards", about.shards, np.int64),
+                      _scalar("tiling", about.tiling, str),
+                      _scalar(SCORING, about.scoring, str)]
+
+
+def write_edge_stream(path, about: Edges, count: int,
+                      chunks: Callable[[str], Iterable[np.ndarray]]) -> None:
+    """The edge list of edge_members(about, count, chunks): the bytes np.savez would write
+    for the whole arrays."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        write_npz(fh, members)
+        write_npz(fh, edge_members(about, count, chunks))
 
 
 def _lazy(chunks, name):

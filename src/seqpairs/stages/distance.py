@@ -14,8 +14,9 @@ within --memory: beyond it they are sorted runs in a temporary folder beside the
 tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs. Then the
 ranks split the pairs' keys into one range a rank, of about equal counts (from a sample
 of every rank's keys), and send each other the pairs of each range, merged, piece by
-piece (exchange); each rank merges its range and makes its share of each output column,
-which rank 0 fetches rank by rank as it writes (serve). The output is the same bytes
+piece (exchange); each rank merges its range and writes its rows of the edge list into
+the one file at once (write_edges_together), rank 0 the zip's headers last; rank 0
+writes mothur's file from every rank's share (serve). The output is the same bytes
 whoever computed which tile.
 """
 from __future__ import annotations
@@ -24,23 +25,25 @@ import contextlib
 import functools
 import logging
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 
 from .. import backends, parallel, scoring
 from ..errors import UserError
-from ..formats.atomic import STDIO
+from ..formats.atomic import STDIO, atomic_path, write_error
 from ..formats.distances import (
     Edges,
+    edge_members,
     sequence_digest,
     write_condensed,
-    write_edge_stream,
     write_matrix,
     write_seqdist_text,
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import write_mothur_column, write_phylip
+from ..formats.npz import Archive
 from ..formats.runs import (
     Spill,
     edge_columns,
@@ -139,14 +142,14 @@ def run(args) -> None:
                 runs = spill.finish(single=bool(args.edges))
                 log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
                 counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
-                streams = output_streams(args, runs, budget, about.layout)
-                if not executor.root:  # made at once while the root makes its own share
-                    streams = stored(streams, spill.scratch)
+                counts = executor.broadcast(counts[0] if executor.root else None)
         except UserError as error:
             executor.fail(error)
-        if spill:
-            executor.serve(streams, functools.partial(write_sparse, args, about, seqs.ids,
-                                                      counts))
+        if args.edges:
+            write_edges_together(executor, args.edges, about, counts,
+                                 edge_columns(runs, budget, about.layout))
+        if args.mothur:
+            write_mothur(executor, args, seqs.ids, runs, spill)
     if not executor.root:
         return
     if args.seqdist:
@@ -175,26 +178,56 @@ def key_range(executor, spill: Spill) -> Spill:
     return mine
 
 
-def output_streams(args, runs: list, budget: int, layout) -> dict:
-    """This worker's share of each sparse output, by name (executor.serve)."""
-    streams = {}
-    if args.edges:
-        chunks = edge_columns(runs, budget, layout)
-        streams.update({f"edges/{name}": functools.partial(chunks, name)
-                        for name in layout.members})
-    if args.mothur:
-        streams["mothur"] = functools.partial(pair_chunks, runs, budget, layout)
-    return streams
+def write_edges_together(executor, path, about: Edges, counts: np.ndarray, chunks) -> None:
+    """The edge list written by every worker at once into the one file: each its rows of
+    each pair member (its key range is a range of rows, the workers' in order, each from
+    chunks(name)), the root the other members and then the zip's headers from the CRCs of
+    every worker's pieces (formats/npz.py)."""
+    members = edge_members(about, int(counts.sum()), chunks)
+    archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
+    pairs = about.layout.members
+    row = int(counts[:executor.rank].sum())
+    try:
+        with contextlib.ExitStack() as stack:
+            tmp = None
+            if executor.root:
+                tmp = stack.enter_context(atomic_path(path))
+                os.truncate(tmp, archive.end)  # the others write into it
+            tmp = executor.broadcast(tmp)
+            try:
+                fh = open(tmp, "r+b")
+            except FileNotFoundError:
+                raise UserError(f"{path}: rank {executor.rank} does not see the file rank 0 "
+                                "made: the output's folder must be on a file system that every "
+                                "rank shares") from None
+            with fh:
+                mine = [archive.write_rows(fh, name, row, chunks(name)) for name in pairs]
+            key = executor.rank * len(pairs) + np.arange(len(pairs))
+            gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
+            if executor.root:  # the pieces' (CRC, bytes), rank after rank
+                crcs, sizes = (column.reshape(executor.size, len(pairs)) for column in gathered)
+                with open(tmp, "r+b") as fh:
+                    pieces = {name: [archive.write_header(fh, name)] for name in archive.names}
+                    for name, _, _, rest in members:
+                        pieces[name] += (zip(crcs[:, pairs.index(name)], sizes[:, pairs.index(
+                            name)]) if name in pairs else [archive.write_rows(fh, name, 0, rest)])
+                    archive.finish(fh, pieces)
+        log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
+                 path)
+    except OSError as error:  # this worker's disk full: every worker must end
+        executor.fail(write_error(Path(path), error))
+    except UserError as error:
+        executor.fail(error)
 
 
-def write_sparse(args, about: Edges, ids, counts, fetch) -> None:
-    """The root's sparse outputs from every worker's share, fetched (executor.serve)."""
-    if args.edges:
-        write_edge_stream(args.edges, about, int(counts[0].sum()),
-                          lambda name: fetch(f"edges/{name}"))
-        log.info("edge list written: %s", args.edges)
-    if args.mothur:
-        write_mothur_column(args.mothur, ids, fetch("mothur"), args.max_distance)
+def write_mothur(executor, args, ids, runs: list, spill: Spill) -> None:
+    """mothur's column file, written by the root from every worker's share (serve), which
+    the others make at once (stored) while the root makes its own."""
+    streams = {"mothur": functools.partial(pair_chunks, runs, spill.budget, spill.layout)}
+    if not executor.root:
+        streams = stored(streams, spill.scratch)
+    executor.serve(streams, lambda fetch: write_mothur_column(args.mothur, ids, fetch("mothur"),
+                                                              args.max_distance))
 
 
 def run_merge(args) -> None:
