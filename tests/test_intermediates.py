@@ -290,29 +290,6 @@ def test_key_ranges_of_several_spills_hold_every_pair_once_in_order(tmp_path, bu
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_stored_streams_give_back_their_items_in_pieces(tmp_path, monkeypatch):
-    """Streams made into files (a rank's share of an output, made before rank 0 fetches
-    it) give the same values, arrays or tuples of arrays, in pieces of STEP; an empty
-    stream gives none; the files go with their folder."""
-    monkeypatch.setattr(runs, "STEP", 7)
-    rng = np.random.default_rng(5)
-    columns = [rng.random(10), rng.random(13)]
-    pairs = [(np.arange(k, k + 5), rng.random(5).astype(np.float32)) for k in range(3)]
-    with runs.Scratch(tmp_path, "out.npz") as scratch:
-        made = runs.stored({"column": lambda: iter(columns), "pairs": lambda: iter(pairs),
-                            "none": lambda: iter(())}, scratch)
-        got = list(made["column"]())
-        assert [len(piece) for piece in got] == [7, 7, 7, 2]
-        assert np.array_equal(np.concatenate(got), np.concatenate(columns))
-        got = list(made["pairs"]())
-        assert all(isinstance(piece, tuple) and piece[1].dtype == np.float32 for piece in got)
-        for k in range(2):
-            assert np.array_equal(np.concatenate([piece[k] for piece in got]),
-                                  np.concatenate([pair[k] for pair in pairs]))
-        assert list(made["none"]()) == []
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_key_splits_of_no_pairs_and_one_worker():
     assert runs.key_splits(np.empty(0, np.int64), np.empty(0, np.int64), 3).tolist() == [0, 0]
     assert runs.key_splits(np.array([5, 1]), np.array([1, 1]), 1).size == 0

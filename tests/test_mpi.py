@@ -338,6 +338,22 @@ def test_ranks_that_keep_no_pair_write_the_empty_edge_list(tmp_path):
     assert outputs("ranks3", 3) == single
 
 
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_mothur_to_standard_output_under_ranks_is_one_clear_line(tmp_path):
+    """Every rank writes its part of the mothur file in place: standard output, which one
+    process may write, is refused under MPI with one line, and no edge list is made."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(prefix_family(2, 60, 8, 4,
+                                                                                  3))))
+    proc = run_distance(["-i", fasta, "--backend", "cpu", "--max-distance", "1", "--edges",
+                         tmp_path / "e.npz", "--mothur", "-"], 2)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert ("seqpairs: error: --mothur -: under MPI every rank writes its part of the file: "
+            "give a file name") in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "e.npz").exists()
+
+
 WAITS = """
 import os, time
 from seqpairs import parallel

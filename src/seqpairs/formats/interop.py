@@ -30,18 +30,23 @@ from .distances import pair_index
 BIOM_FORMAT = "Biological Observation Matrix 1.0.0"
 
 
-def write_mothur_column(path, ids, pairs, max_distance: float) -> None:
-    """`pairs`: chunks (i, j, distance) of pairs sorted by (i, j), as an edge list holds
-    them; those within max_distance are written."""
+def mothur_lines(ids, pairs, max_distance: float):
+    """mothur's column lines (text, many a piece) of `pairs`: chunks (i, j, distance) of
+    pairs sorted by (i, j), as an edge list holds them; those within max_distance."""
     ids = np.asarray(ids)
     step = 1 << 16  # lines formatted at a time
+    for i, j, distance in pairs:
+        within = np.flatnonzero(distance <= max_distance)
+        for start in range(0, len(within), step):
+            rows = within[start:start + step]
+            yield "".join(f"{a}\t{b}\t{d:.8e}\n" for a, b, d in
+                          zip(ids[i[rows]], ids[j[rows]], distance[rows].tolist()))
+
+
+def write_mothur_column(path, ids, pairs, max_distance: float) -> None:
+    """mothur_lines(ids, pairs, max_distance) into `path`."""
     with atomic_open(path) as fh:
-        for i, j, distance in pairs:
-            within = np.flatnonzero(distance <= max_distance)
-            for start in range(0, len(within), step):
-                rows = within[start:start + step]
-                fh.write("".join(f"{a}\t{b}\t{d:.8e}\n" for a, b, d in
-                                 zip(ids[i[rows]], ids[j[rows]], distance[rows].tolist())))
+        fh.writelines(mothur_lines(ids, pairs, max_distance))
 
 
 def write_phylip(path, distances: np.ndarray, ids) -> None:

@@ -18,7 +18,6 @@ run file (checking it as it reads) and merges them the same way.
 from __future__ import annotations
 
 import contextlib
-import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -413,36 +412,9 @@ def edge_columns(runs: list, budget: int, layout: Layout):
     return chunks
 
 
-def stored(streams: dict, scratch: Scratch) -> dict:
-    """`streams` (name: a callable giving arrays, or tuples of arrays) made now, each into
-    a run of `scratch` (a column per place in the tuple), and read back from it in pieces
-    of at most STEP: under MPI the ranks make their shares of an output at once, while
-    rank 0 makes and writes its own, not each in turn as rank 0 fetches it
-    (Executor.serve)."""
-    made = {}
-    for name, stream in streams.items():
-        writer, single = None, True
-        for item in stream():
-            single = not isinstance(item, tuple)
-            parts = {str(k): part for k, part in enumerate((item,) if single else item)}
-            if writer is None:
-                writer = scratch.writer({k: np.asarray(part).dtype for k, part in parts.items()})
-            writer.write(parts)
-        made[name] = functools.partial(read_stored, writer and writer.run, single)
-    return made
-
-
-def read_stored(run: FileRun | None, single: bool):
-    """The items `stored` wrote to `run` (None: none), in pieces of at most STEP."""
-    for start in range(0, run.count if run else 0, STEP):
-        parts = tuple(run.read(name, start, min(start + STEP, run.count))
-                      for name in run.columns)
-        yield parts[0] if single else parts
-
-
 def pair_chunks(runs: list, budget: int, layout: Layout):
     """(i, j, distance) of the runs' pairs in (i, j) order, chunk by chunk
-    (formats.interop.write_mothur_column)."""
+    (formats.interop.mothur_lines)."""
     for piece in pieces(runs, list(layout.distance_from), budget):
         yield (*pair_from_index(piece["key"]), layout.distance(piece))
 

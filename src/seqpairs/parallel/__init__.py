@@ -25,11 +25,6 @@ Contract (Executor):
                   or None, for each worker) a list at a time, so that it holds at most one
                   list of each worker's at once; each worker calls receive(worker, part)
                   for the parts it is sent, each worker's in its order
-  serve(streams, write)
-                  the root calls write(fetch), where fetch(name) yields the items of
-                  streams[name]() of every worker, worker by worker; the others make
-                  their streams' items as the root fetches them (the root thus writes
-                  one output from every worker's share without holding it)
   barrier()       wait until every worker gets here (benchmarks time the work between two)
   set_timeout(seconds)
                   a worker that stops answering (stopped, its node wedged) for this long

@@ -43,9 +43,6 @@ class Local:
             if part is not None:
                 receive(0, part)
 
-    def serve(self, streams, write) -> None:
-        write(lambda name: streams[name]())
-
     def barrier(self) -> None:
         pass
 

@@ -1,7 +1,7 @@
 """The executor of MPI ranks (mpi4py): `mpiexec -n N` or `srun -n N` starts N copies of a
 stage; each computes the items `assign` gives its rank (share) or the work lists it asks
-rank 0 for (pull), on the GPU of its node-local rank, and rank 0 gathers and writes
-(`serve`: the others make their share of the output as rank 0 writes it).
+rank 0 for (pull), on the GPU of its node-local rank; rank 0 gathers what is small, and
+the ranks trade parts of what is large (exchange).
 Without an MPI launcher this executor is not used, so a plain run needs no MPI library.
 
 pull: rank 0 keeps the WorkQueue. A dispatcher thread on rank 0 answers the other ranks'
@@ -44,7 +44,6 @@ LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM
 DEFAULT_TIMEOUT = 300.0  # seconds a rank may go unheard
 HEARTBEAT, ENDING = 1, 2  # message tags: "I answer", "I am ending the job"
 REQUEST, WORK = 3, 4  # pull's tags: "a list, please", "your list"
-FETCH = 5  # serve's tag: the root's "the items of this stream, please", the items, None
 DENSE_STEP = 1 << 22  # entries of a dense array reduced at a time
 
 
@@ -310,27 +309,6 @@ class Mpi:
                     receive(worker, part)
             if not self.comm.allreduce(item is not None, op=MPI.LOR):
                 return
-
-    def serve(self, streams, write) -> None:
-        bulk = self.bulk
-        if self.root:
-            def fetch(name):
-                yield from streams[name]()
-                for worker in range(1, self.size):
-                    self.comm.send(name, dest=worker, tag=FETCH)
-                    while (item := bulk.recv(source=worker, tag=FETCH)) is not None:
-                        yield item
-
-            try:
-                write(fetch)
-            finally:  # the others stop serving, also when the write failed
-                for worker in range(1, self.size):
-                    self.comm.send(None, dest=worker, tag=FETCH)
-            return
-        while (name := self.comm.recv(source=0, tag=FETCH)) is not None:
-            for item in streams[name]():
-                bulk.send(item, dest=0, tag=FETCH)
-            bulk.send(None, dest=0, tag=FETCH)
 
     def barrier(self) -> None:
         self.comm.Barrier()

@@ -14,18 +14,18 @@ within --memory: beyond it they are sorted runs in a temporary folder beside the
 tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs. Then the
 ranks split the pairs' keys into one range a rank, of about equal counts (from a sample
 of every rank's keys), and send each other the pairs of each range, merged, piece by
-piece (exchange); each rank merges its range and writes its rows of the edge list into
-the one file at once (write_edges_together), rank 0 the zip's headers last; rank 0
-writes mothur's file from every rank's share (serve). The output is the same bytes
+piece (exchange); each rank merges its range and writes its part of each output into
+the one file at once (one_file: the edge list's rows, rank 0 the zip's headers last;
+mothur's lines after the bytes of the ranks before). The output is the same bytes
 whoever computed which tile.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +42,7 @@ from ..formats.distances import (
     write_seqdist_text,
 )
 from ..formats.fasta import read_unique_fasta
-from ..formats.interop import write_mothur_column, write_phylip
+from ..formats.interop import mothur_lines, write_mothur_column, write_phylip
 from ..formats.npz import Archive
 from ..formats.runs import (
     Spill,
@@ -50,7 +50,6 @@ from ..formats.runs import (
     key_splits,
     merge_edge_lists,
     pair_chunks,
-    stored,
 )
 from ..formats.tables import read_tsv
 from ..pairs import tiling
@@ -71,6 +70,7 @@ log = logging.getLogger("seqpairs.distance")
 MEMORY = 256  # MiB for the kept pairs, default of --memory
 BINARY_FORMATS = ("edges", "condensed")  # the --format outputs that cannot be standard output
 MIB = 1 << 20
+COPY = 1 << 24  # bytes copied at a time
 memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
 
@@ -120,6 +120,9 @@ def run(args) -> None:
         about.tiling = tiling.tiling_digest(bins, tiles)
         tiles = parallel.shard_tiles(tiles, about.shard, about.shards)
     executor = parallel.current()
+    if args.mothur == STDIO and executor.size > 1:
+        raise UserError("--mothur -: under MPI every rank writes its part of the file: give "
+                        "a file name")
     executor.set_timeout(args.rank_timeout)
     budget = int(args.memory * MIB)
     sparse = args.edges or args.mothur
@@ -149,7 +152,8 @@ def run(args) -> None:
             write_edges_together(executor, args.edges, about, counts,
                                  edge_columns(runs, budget, about.layout))
         if args.mothur:
-            write_mothur(executor, args, seqs.ids, runs, spill)
+            write_mothur_together(executor, args.mothur, seqs.ids, runs, spill,
+                                  args.max_distance)
     if not executor.root:
         return
     if args.seqdist:
@@ -165,7 +169,7 @@ def run(args) -> None:
 def key_range(executor, spill: Spill) -> Spill:
     """A spill of every worker's kept pairs in this worker's range of keys: ranges of
     about equal counts, in worker order (the root's first), so that each worker merges
-    and converts its share of the edge list and the root only writes (executor.serve)."""
+    and writes its share of each output (one_file)."""
     keys, weights = spill.sample()
     sampled = executor.gather(keys, (keys, weights))
     splits = executor.broadcast(key_splits(*sampled, executor.size) if executor.root
@@ -178,6 +182,34 @@ def key_range(executor, spill: Spill) -> Spill:
     return mine
 
 
+@contextlib.contextmanager
+def one_file(executor, path, size: int):
+    """On every worker, a handle (r+b) on the one temporary file of `path`, which the root
+    makes `size` bytes long, for each worker to write its part in place. The file becomes
+    `path` when the root's block ends, after every worker has closed its handle. Any
+    worker's failure ends every worker with one line."""
+    try:
+        with contextlib.ExitStack() as stack:
+            tmp = None
+            if executor.root:
+                tmp = stack.enter_context(atomic_path(path))
+                os.truncate(tmp, size)
+            tmp = executor.broadcast(tmp)
+            try:
+                fh = open(tmp, "r+b")
+            except FileNotFoundError:
+                raise UserError(f"{path}: rank {executor.rank} does not see the file rank 0 "
+                                "made: the output's folder must be on a file system that every "
+                                "rank shares") from None
+            with fh:
+                yield fh
+            executor.barrier()  # every part is written before the root renames the file
+    except OSError as error:  # this worker's disk full: every worker must end
+        executor.fail(write_error(Path(path), error))
+    except UserError as error:
+        executor.fail(error)
+
+
 def write_edges_together(executor, path, about: Edges, counts: np.ndarray, chunks) -> None:
     """The edge list written by every worker at once into the one file: each its rows of
     each pair member (its key range is a range of rows, the workers' in order, each from
@@ -187,47 +219,42 @@ def write_edges_together(executor, path, about: Edges, counts: np.ndarray, chunk
     archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
     pairs = about.layout.members
     row = int(counts[:executor.rank].sum())
+    with one_file(executor, path, archive.end) as fh:
+        mine = [archive.write_rows(fh, name, row, chunks(name)) for name in pairs]
+        key = executor.rank * len(pairs) + np.arange(len(pairs))
+        gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
+        if executor.root:  # the pieces' (CRC, bytes), rank after rank
+            crcs, sizes = (column.reshape(executor.size, len(pairs)) for column in gathered)
+            pieces = {name: [archive.write_header(fh, name)] for name in archive.names}
+            for name, _, _, rest in members:
+                pieces[name] += (zip(crcs[:, pairs.index(name)], sizes[:, pairs.index(name)])
+                                 if name in pairs else [archive.write_rows(fh, name, 0, rest)])
+            archive.finish(fh, pieces)
+    log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
+             path)
+
+
+def write_mothur_together(executor, path, ids, runs: list, spill: Spill,
+                          max_distance: float) -> None:
+    """mothur's column file written by every worker at once: each formats its key range's
+    lines into its scratch folder, then copies them into the one file after the bytes of
+    the workers before it. One process writes them straight (standard output too)."""
+    if executor.size == 1:
+        write_mothur_column(path, ids, pair_chunks(runs, spill.budget, spill.layout), max_distance)
+        return
+    share = spill.scratch.path()
     try:
-        with contextlib.ExitStack() as stack:
-            tmp = None
-            if executor.root:
-                tmp = stack.enter_context(atomic_path(path))
-                os.truncate(tmp, archive.end)  # the others write into it
-            tmp = executor.broadcast(tmp)
-            try:
-                fh = open(tmp, "r+b")
-            except FileNotFoundError:
-                raise UserError(f"{path}: rank {executor.rank} does not see the file rank 0 "
-                                "made: the output's folder must be on a file system that every "
-                                "rank shares") from None
-            with fh:
-                mine = [archive.write_rows(fh, name, row, chunks(name)) for name in pairs]
-            key = executor.rank * len(pairs) + np.arange(len(pairs))
-            gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
-            if executor.root:  # the pieces' (CRC, bytes), rank after rank
-                crcs, sizes = (column.reshape(executor.size, len(pairs)) for column in gathered)
-                with open(tmp, "r+b") as fh:
-                    pieces = {name: [archive.write_header(fh, name)] for name in archive.names}
-                    for name, _, _, rest in members:
-                        pieces[name] += (zip(crcs[:, pairs.index(name)], sizes[:, pairs.index(
-                            name)]) if name in pairs else [archive.write_rows(fh, name, 0, rest)])
-                    archive.finish(fh, pieces)
-        log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
-                 path)
-    except OSError as error:  # this worker's disk full: every worker must end
-        executor.fail(write_error(Path(path), error))
-    except UserError as error:
-        executor.fail(error)
-
-
-def write_mothur(executor, args, ids, runs: list, spill: Spill) -> None:
-    """mothur's column file, written by the root from every worker's share (serve), which
-    the others make at once (stored) while the root makes its own."""
-    streams = {"mothur": functools.partial(pair_chunks, runs, spill.budget, spill.layout)}
-    if not executor.root:
-        streams = stored(streams, spill.scratch)
-    executor.serve(streams, lambda fetch: write_mothur_column(args.mothur, ids, fetch("mothur"),
-                                                              args.max_distance))
+        with open(share, "w") as text:
+            text.writelines(mothur_lines(ids, pair_chunks(runs, spill.budget, spill.layout),
+                                         max_distance))
+    except OSError as error:
+        executor.fail(spill.scratch.error(error))
+    sizes = executor.gather(np.array([executor.rank]), (np.array([share.stat().st_size]),))
+    sizes = executor.broadcast(sizes[0] if executor.root else None)
+    with one_file(executor, path, int(sizes.sum())) as fh, open(share, "rb") as part:
+        fh.seek(int(sizes[:executor.rank].sum()))
+        shutil.copyfileobj(part, fh, COPY)
+    share.unlink()
 
 
 def run_merge(args) -> None:
