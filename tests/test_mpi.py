@@ -316,8 +316,8 @@ def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_ranks_that_keep_no_pair_write_the_empty_edge_list(tmp_path):
-    """No rank keeps a pair: the ranks' exchange of key ranges ends at once and rank 0
-    writes the edge list and mothur file of no pairs, as one process does."""
+    """No rank keeps a pair: the ranks' exchange of key ranges ends at once and their
+    empty parts make the edge list and mothur file of no pairs, as one process's."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     rng = np.random.default_rng(3)
     fasta = tmp_path / "in.fasta"

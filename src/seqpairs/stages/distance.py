@@ -220,15 +220,18 @@ def write_edges_together(executor, path, about: Edges, counts: np.ndarray, chunk
     pairs = about.layout.members
     row = int(counts[:executor.rank].sum())
     with one_file(executor, path, archive.end) as fh:
-        mine = [archive.write_rows(fh, name, row, chunks(name)) for name in pairs]
+        mine = [archive.write_rows(fh, name, row, member_chunks)
+                for name, _, _, member_chunks in members if name in pairs]
         key = executor.rank * len(pairs) + np.arange(len(pairs))
         gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
-        if executor.root:  # the pieces' (CRC, bytes), rank after rank
+        if executor.root:  # every rank's pieces of each pair member, rank after rank
             crcs, sizes = (column.reshape(executor.size, len(pairs)) for column in gathered)
-            pieces = {name: [archive.write_header(fh, name)] for name in archive.names}
-            for name, _, _, rest in members:
-                pieces[name] += (zip(crcs[:, pairs.index(name)], sizes[:, pairs.index(name)])
-                                 if name in pairs else [archive.write_rows(fh, name, 0, rest)])
+            ranks = {name: list(zip(crcs[:, k], sizes[:, k])) for k, name in enumerate(pairs)}
+            pieces = {}
+            for name, _, _, member_chunks in members:
+                rest = (ranks[name] if name in ranks
+                        else [archive.write_rows(fh, name, 0, member_chunks)])
+                pieces[name] = [archive.write_header(fh, name), *rest]
             archive.finish(fh, pieces)
     log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
              path)
@@ -239,14 +242,14 @@ def write_mothur_together(executor, path, ids, runs: list, spill: Spill,
     """mothur's column file written by every worker at once: each formats its key range's
     lines into its scratch folder, then copies them into the one file after the bytes of
     the workers before it. One process writes them straight (standard output too)."""
+    pairs = pair_chunks(runs, spill.budget, spill.layout)
     if executor.size == 1:
-        write_mothur_column(path, ids, pair_chunks(runs, spill.budget, spill.layout), max_distance)
+        write_mothur_column(path, ids, pairs, max_distance)
         return
     share = spill.scratch.path()
     try:
         with open(share, "w") as text:
-            text.writelines(mothur_lines(ids, pair_chunks(runs, spill.budget, spill.layout),
-                                         max_distance))
+            text.writelines(mothur_lines(ids, pairs, max_distance))
     except OSError as error:
         executor.fail(spill.scratch.error(error))
     sizes = executor.gather(np.array([executor.rank]), (np.array([share.stat().st_size]),))
