@@ -2,9 +2,10 @@
 MiB fed N synthetic kept pairs of 2^16 sequences in batches, as the stage hands them,
 then merged and written, each step timed. Under MPI (`mpiexec -n P python
 benchmarks/bench_write.py`) the pairs are dealt among the ranks in batches, and the
-stage's own tail runs: the ranks' key ranges exchanged and merged (stages.distance.
-key_range), then every rank writes its rows of the one file in place
-(write_edges_together), rank 0 the zip's headers last:
+stage's own tail runs: every rank's runs cut into key ranges and each rank's ranges
+merged from every rank's slices (stages.distance.key_ranges), then every rank writes its
+ranges' rows of the one file in place (write_edges_together), rank 0 the zip's headers
+last:
 
     [mpiexec -n P] python benchmarks/bench_write.py [--pairs 2e7] [--memory 256]
                                                      [--folder /tmp]
@@ -23,7 +24,7 @@ import numpy as np
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
 from seqpairs.formats.runs import Spill, edge_columns
-from seqpairs.stages.distance import key_range, write_edges_together
+from seqpairs.stages.distance import key_ranges, write_edges_together
 
 SEQUENCES = 1 << 16
 BATCH = 1 << 20
@@ -57,22 +58,19 @@ def main() -> None:
                       length - 10, length - 2, np.zeros(len(part), np.int32))
         executor.barrier()
         times.append(time.perf_counter())
-        if executor.size > 1:
-            spill = key_range(executor, spill)
+        owned, counts = key_ranges(executor, spill, SEQUENCES, single=True)
         executor.barrier()
         times.append(time.perf_counter())
-        runs = spill.finish(single=True)
-        counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
-        counts = executor.broadcast(counts[0] if executor.root else None)
-        times.append(time.perf_counter())
-        write_edges_together(executor, out, about, counts, edge_columns(runs, budget,
-                                                                        about.layout))
+        write_edges_together(executor, out, about, counts,
+                             {r: edge_columns(runs, budget, about.layout)
+                              for r, runs in owned.items()})
+        executor.barrier()
         times.append(time.perf_counter())
         spill.close()
     if executor.root:
-        add, exchange, merge, write = np.diff(times)
+        add, merge, write = np.diff(times)
         print(f"{count} pairs, {executor.size} ranks, --memory {args.memory:g}: add "
-              f"{add:.1f} s, exchange {exchange:.1f} s, merge {merge:.1f} s, write "
+              f"{add:.1f} s, merge {merge:.1f} s, write "
               f"{write:.1f} s, {out.stat().st_size / 1e9:.2f} GB")
         out.unlink()
 

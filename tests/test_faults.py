@@ -116,7 +116,9 @@ def test_dying_mpi_rank_fails_the_job_without_output(tmp_path):
 @pytest.mark.parametrize("stopped", [1, 0])
 def test_stopped_mpi_rank_fails_the_job_within_the_timeout(tmp_path, stopped):
     """A rank that stops answering (SIGSTOP: as a wedged node) ends the job after
-    --rank-timeout seconds with one line naming it, and leaves no output."""
+    --rank-timeout seconds with one line naming it, and leaves no output. The ranks'
+    sorted runs, killed with them, stay behind until the next run of the output removes
+    them."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     fasta = family(tmp_path / "in.fasta", 700, 200, seed=2)
     edges = tmp_path / "edges.npz"
@@ -159,7 +161,15 @@ def test_stopped_mpi_rank_fails_the_job_within_the_timeout(tmp_path, stopped):
     assert "Traceback" not in output
     # not before the timeout, and not much later (heartbeats every timeout / 10)
     assert timeout - 1 <= waited < 60, waited
-    assert list(tmp_path.iterdir()) == [tmp_path / "in.fasta"]
+    left = {p.name for p in tmp_path.iterdir()} - {"in.fasta"}
+    assert all(name.startswith(".edges.npz.") and name.endswith(".runs") for name in left), left
+    for name in left:  # a rank's last moments may outlast mpiexec
+        pid = int(name.rsplit(".", 3)[-3])
+        end = time.monotonic() + 60
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < end:
+            time.sleep(0.1)
+    subprocess.run(distance_command(fasta, edges), check=True, capture_output=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edges.npz", "in.fasta"]
     # the stopped rank was ended too (SIGKILL takes effect a moment after os.kill returns)
     gone = time.monotonic() + 10
     while rank_pid(marker, stopped) is not None and time.monotonic() < gone:
@@ -236,11 +246,35 @@ def test_rank_that_does_not_see_the_edge_list_is_one_clear_line(tmp_path):
     about = Edges(3, ["a", "b", "c"], None, None, {}, max_distance=0.1,
                   candidate_identity=0.97, iddef=2, sequences="-", scoring="seqdist").empty()
     with pytest.raises(UserError) as error:
-        write_edges_together(rank_1, tmp_path / "edges.npz", about, np.array([0, 0]),
-                             lambda name: [])
+        write_edges_together(rank_1, tmp_path / "edges.npz", about, np.zeros(16, np.int64),
+                             {1: lambda name: []})
     assert str(error.value) == (f"{tmp_path / 'edges.npz'}: rank 1 does not see the file rank 0 "
                                 "made: the output's folder must be on a file system that every "
                                 "rank shares")
+
+
+def test_rank_that_does_not_see_the_others_runs_is_one_clear_line(tmp_path):
+    """Under MPI every rank merges the slices of the others' runs in its key ranges, read
+    in their folders beside the output; a rank on a node that does not share the output's
+    folder finds none of them."""
+    from types import SimpleNamespace
+
+    from seqpairs.errors import UserError
+    from seqpairs.formats.distances import LAYOUTS
+    from seqpairs.formats.runs import Spill
+    from seqpairs.stages.distance import key_ranges
+
+    elsewhere = tmp_path / "not-shared" / ".edges.npz.host.1.2.abcd.runs" / "1.run"
+    table = (np.array([1]), np.array([str(elsewhere)]), np.array([0]), np.array([5]))
+    rank_1 = SimpleNamespace(rank=1, size=2, root=False, gather=lambda *_: None,
+                             broadcast=lambda _: table)
+    out = tmp_path / "out"
+    with Spill(1 << 20, out, "edges.npz", LAYOUTS["seqdist"]) as spill:
+        with pytest.raises(UserError) as error:
+            key_ranges(rank_1, spill, 10, single=True)
+    assert str(error.value) == (f"{out}: rank 1 does not see another rank's sorted runs "
+                                f"({elsewhere.parent.name}): the output's folder must be on "
+                                "a file system that every rank shares")
 
 
 def test_output_folder_that_cannot_exist_is_one_clear_line(tmp_path, cli):

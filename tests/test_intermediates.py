@@ -251,48 +251,48 @@ def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget,
 
 @pytest.mark.parametrize("budget", [10**9, 40_000])
 def test_key_ranges_of_several_spills_hold_every_pair_once_in_order(tmp_path, budget):
-    """Three workers' spills cut by key_splits from their samples: each range's spill
-    (fed the parts of every spill, as the distance stage's exchange does) holds exactly
-    the pairs of its range, sorted, the ranges follow each other and are about equal."""
+    """Three workers' spills cut into ranges by even_splits (Spill.slices): each range's
+    slices of every worker's runs, merged, hold exactly the pairs of its range, sorted;
+    the ranges follow each other, and the slices are never removed by the merge (other
+    workers read the same files)."""
     rng = np.random.default_rng(budget)
-    n, workers = 400, 3
+    n, workers, ranges = 400, 3, 7
     keys = rng.permutation(n * (n - 1) // 2)[:30_000]
     owner = rng.choice(workers, keys.size, p=[0.6, 0.3, 0.1])  # unequal shares computed
     (tmp_path / "out").mkdir()
-
-    def spill():
-        return runs.Spill(budget, tmp_path / "out", "edges.npz", LAYOUTS["seqdist"])
-
-    computed, ranges = [spill() for _ in range(workers)], [spill() for _ in range(workers)]
+    computed = [runs.Spill(budget, tmp_path / "out", "edges.npz", LAYOUTS["seqdist"])
+                for _ in range(workers)]
+    splits = runs.even_splits(n * (n - 1) // 2, ranges)
     for worker, mine in enumerate(computed):
         part = keys[owner == worker]
         i = ((1 + np.sqrt(1 + 8 * part)) / 2).astype(np.int64)
         i = np.where(i * (i - 1) // 2 > part, i - 1, i)
         mine.add(i, part - i * (i - 1) // 2, part * 0.5,
                  *(np.full(part.size, k, np.int32) for k in range(4)))
-    samples = [mine.sample() for mine in computed]
-    splits = runs.key_splits(np.concatenate([k for k, _ in samples]),
-                             np.concatenate([w for _, w in samples]), workers)
-    for source, mine in enumerate(computed):
-        for parts in mine.parts(1000, splits):
-            for worker, part in enumerate(parts):
-                if part is not None:
-                    ranges[worker].add_sorted(source, part)
+    cut = [mine.slices(splits) for mine in computed]
+    files = sorted((tmp_path / "out").rglob("*"))
     held = []
-    for worker, mine in enumerate(ranges):
-        (run,) = mine.finish(single=True)
+    for r in range(ranges):
+        slices = [runs.FileRun(Path(path), count, computed[0].columns, first, whole=False)
+                  for mine in cut for path, first, count in mine[r]]
+        (run,) = runs.fewer_runs(slices, budget, computed[0].scratch, computed[0].columns, 1)
         held.append(run.read("key", 0, run.count))
         assert np.array_equal(run.read("cost", 0, run.count), held[-1] * 0.5)
-        assert abs(run.count - keys.size / workers) < 0.02 * keys.size, run.count
+        low, high = ([0, *splits][r], [*splits, n * (n - 1) // 2][r])
+        assert np.array_equal(held[-1], np.sort(keys[(keys >= low) & (keys < high)]))
     assert np.array_equal(np.concatenate(held), np.sort(keys))
-    for mine in computed + ranges:
+    assert set(files) <= set((tmp_path / "out").rglob("*"))  # every slice's files still there
+    for mine in computed:
         mine.close()
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_key_splits_of_no_pairs_and_one_worker():
-    assert runs.key_splits(np.empty(0, np.int64), np.empty(0, np.int64), 3).tolist() == [0, 0]
-    assert runs.key_splits(np.array([5, 1]), np.array([1, 1]), 1).size == 0
+def test_even_splits_cut_every_key_into_ranges_equal_within_one():
+    for keys, parts in ((10, 3), (7, 7), (5, 8), (2**40 + 3, 32), (0, 4)):
+        splits = runs.even_splits(keys, parts)
+        lengths = np.diff([0, *splits, keys])
+        assert len(splits) == parts - 1 and lengths.sum() == keys
+        assert lengths.min() >= 0 and lengths.max() - lengths.min() <= 1, (keys, parts)
 
 
 def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):

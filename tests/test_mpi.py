@@ -291,9 +291,9 @@ def test_input_error_under_mpi_is_one_line(tmp_path):
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
-    """Every pair kept beyond --memory 1: each rank's pairs reach rank 0 merged, piece by
-    piece, and merge there into the bytes of one process holding them all; within the
-    budget too (rank 0's own pairs then go to disk beside the others' runs)."""
+    """Every pair kept beyond --memory 1: each rank merges the slices of every rank's
+    runs in its key ranges into the bytes of one process holding them all; within the
+    budget too (the ranks' pairs then go to disk as one run each)."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     seqs = prefix_family(3, 300, 30, 20, 8)
     fasta = tmp_path / "in.fasta"
@@ -316,8 +316,8 @@ def test_spilled_pairs_of_any_rank_count_give_the_same_bytes(tmp_path):
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_ranks_that_keep_no_pair_write_the_empty_edge_list(tmp_path):
-    """No rank keeps a pair: the ranks' exchange of key ranges ends at once and their
-    empty parts make the edge list and mothur file of no pairs, as one process's."""
+    """No rank keeps a pair: the ranks' key ranges hold no slices, and their empty parts
+    make the edge list and mothur file of no pairs, as one process's."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     rng = np.random.default_rng(3)
     fasta = tmp_path / "in.fasta"

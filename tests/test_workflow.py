@@ -1086,8 +1086,8 @@ def test_memory_budget_and_rank_timeout_rerun_nothing_and_size_the_jobs(run):
     for dataset in ("tiny", "tiny.sharded"):
         changed = with_override(TINY, dataset, "distance", memory=512, rank_timeout=60)
         assert dry_run_with(run, changed) == []
-    # the jobs ask for them (mem_mib): each rank 1024 MiB plus the budget, rank 0 half a
-    # budget more; the merge one process
+    # the jobs ask for them (mem_mib): each rank 1024 MiB plus the budget; the merge one
+    # process
     changed = with_override(with_override(TINY, "tiny", "distance", memory=512, tasks=2),
                             "tiny.sharded", "distance", memory=100)
     proc = dry_run_proc(run, changed, "--forceall")
@@ -1098,8 +1098,8 @@ def test_memory_budget_and_rank_timeout_rerun_nothing_and_size_the_jobs(run):
         memory = re.search(r"resources: .*\bmem_mib=(\d+)", job)
         if rule and dataset and rule.group(1).startswith("distance"):
             asked[rule.group(1), dataset.group(1)] = memory and int(memory.group(1))
-    assert asked[("distance", "tiny")] == 2 * (1024 + 512) + 256
-    assert asked[("distance_shard", "tiny.sharded")] == 1024 + 100 + 50
+    assert asked[("distance", "tiny")] == 2 * (1024 + 512)
+    assert asked[("distance_shard", "tiny.sharded")] == 1024 + 100
     assert asked[("distance_merge", "tiny.sharded")] == 1024 + 100
 
 

@@ -508,13 +508,10 @@ RANK_MEMORY_MIB = 1024
 
 def distance_memory_mib(wildcards):
     """Default `mem_mib` resource of the distance rules: each of config distance.tasks
-    ranks its floor plus distance.memory, and rank 0 half a budget more while it
-    receives the others' pairs (a profile that sets `tasks` should set mem_mib too)."""
+    ranks its floor plus distance.memory (a profile that sets `tasks` should set mem_mib
+    too)."""
     settings = stage(wildcards, "distance")
-    return (
-        settings["tasks"] * (RANK_MEMORY_MIB + settings["memory"])
-        + settings["memory"] // 2
-    )
+    return settings["tasks"] * (RANK_MEMORY_MIB + settings["memory"])
 
 
 def matrix_mib(input):

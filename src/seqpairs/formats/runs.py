@@ -3,14 +3,16 @@
 A Spill takes the distance stage's kept pairs batch by batch (any order) into a buffer of
 at most `budget` bytes. When the buffer is full it is sorted by pair index (the key
 i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file per column in a
-temporary folder, each appended to as the run is written. Pairs that come sorted already
-(another MPI rank's, merged there) are appended to a run of their own, not sorted again.
-At the end `merged` reads every run in windows and yields the pairs in key order, chunk
-by chunk; when the runs are too many for
-windows of MIN_WINDOW records within the budget, they are first merged in groups into
-longer runs (one more pass over the data each time). Pairs that fit the budget stay in
-memory and no file is written. Keys are unique (a pair is computed once), so the order
+temporary folder, each appended to as the run is written. At the end `merged` reads every
+run in windows and yields the pairs in key order, chunk by chunk; when the runs are too
+many for windows of MIN_WINDOW records within the budget, they are first merged in groups
+into longer runs (one more pass over the data each time). Pairs that fit the budget stay
+in memory and no file is written. Keys are unique (a pair is computed once), so the order
 is total and the output does not depend on how the pairs were cut into runs.
+
+Under MPI each worker's runs are cut into ranges of keys (Spill.slices): the worker that
+owns a range reads that range's slices of every worker's runs, in their folders beside
+the output, and merges them.
 
 The shards of an edge list are sorted runs already: merge_edge_lists copies each into a
 run file (checking it as it reads) and merges them the same way.
@@ -73,11 +75,15 @@ class MemoryRun:
 
 @dataclass
 class FileRun:
-    """A sorted run on disk: a file per column (`path`.NAME), `count` values each."""
+    """A sorted run on disk: a file per column (`path`.NAME), `count` values each from
+    record `first` on. A run that is not its files' `whole` content is a slice of another
+    worker's run (Spill.slices), which other workers read too: it is never removed alone."""
 
     path: Path
     count: int
     columns: dict[str, np.dtype]
+    first: int = 0
+    whole: bool = True
 
     def column(self, name: str) -> Path:
         return self.path.with_name(f"{self.path.name}.{name}")
@@ -85,11 +91,12 @@ class FileRun:
     def read(self, name: str, start: int, stop: int) -> np.ndarray:
         dtype = self.columns[name]
         return np.fromfile(self.column(name), dtype, count=stop - start,
-                           offset=start * dtype.itemsize)
+                           offset=(self.first + start) * dtype.itemsize)
 
     def remove(self) -> None:
-        for name in self.columns:
-            self.column(name).unlink(missing_ok=True)
+        if self.whole:
+            for name in self.columns:
+                self.column(name).unlink(missing_ok=True)
 
 
 class RunWriter:
@@ -275,7 +282,6 @@ class Spill:
         self.filled = 0
         self.runs: list = []
         self.count = 0  # pairs taken
-        self.sources: dict = {}  # source -> RunWriter of add_sorted
         self.finished: list | None = None
 
     def __enter__(self):
@@ -331,58 +337,38 @@ class Spill:
         none came sorted), no more than a merge can read in windows of MIN_WINDOW records
         within the budget, or with `single` one (for readers that pass over them once per
         column)."""
-        if self.finished is None and not (self.runs or self.sources):
+        if self.finished is None and not self.runs:
             self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
         elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
             self._write_run()
             self.buffer = None
-            self.finished = self.runs + [writer.run for writer in self.sources.values()]
+            self.finished = self.runs
         self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns,
                                    1 if single else None)
         return self.finished
 
-    def sample(self) -> tuple[np.ndarray, np.ndarray]:
-        """Keys at most SAMPLES apart in every run, each with the number of keys it
-        stands for (key_splits' input)."""
-        keys, weights = [], []
-        for run in self.finish():
-            step = max(1, -(-run.count // SAMPLES))
-            for position in range(step - 1, run.count, step):
-                keys.append(int(run.read("key", position, position + 1)[0]))
-                weights.append(step)
-        return np.array(keys, KEY), np.array(weights, np.int64)
-
-    def parts(self, records: int, splits: np.ndarray):
-        """This spill's records in key order, in pieces of at most `records`, each cut
-        into one part per range of `splits` (key_splits; None where a range has none),
-        for a spill's add_sorted."""
-        for chunk in merged(self.finish(), self.columns, self.budget):
-            for start in range(0, len(chunk["key"]), records):
-                piece = {name: values[start:start + records] for name, values in chunk.items()}
-                bounds = [0, *np.searchsorted(piece["key"], splits, "right"),
-                          len(piece["key"])]
-                yield [{name: values[a:b] for name, values in piece.items()} if b > a else None
-                       for a, b in zip(bounds, bounds[1:])]
-
-    def add_sorted(self, source, records: dict[str, np.ndarray]) -> None:
-        """Records given as run columns, in key order after those `source` gave before:
-        appended to that source's run as they are, not sorted again."""
-        if source not in self.sources:
-            self.sources[source] = self.scratch.writer(self.columns)
-        self.sources[source].write(records)
-        self.count += len(records["key"])
+    def slices(self, splits: np.ndarray) -> list[list[tuple[str, int, int]]]:
+        """Every pair taken, on disk (the buffer as a last run), each run cut at `splits`
+        (even_splits): for each range, (path, first record, count) of its records in each
+        run that has some, for FileRuns on any worker that sees this folder."""
+        self._write_run()
+        self.buffer = None
+        ranges: list[list[tuple[str, int, int]]] = [[] for _ in range(len(splits) + 1)]
+        for run in self.runs:
+            keys = np.memmap(run.column("key"), KEY, "r", shape=(run.count,))
+            bounds = [0, *np.searchsorted(keys, splits).tolist(), run.count]
+            del keys
+            for held, first, stop in zip(ranges, bounds, bounds[1:]):
+                if stop > first:
+                    held.append((str(run.path), first, stop - first))
+        return ranges
 
 
-def key_splits(keys: np.ndarray, weights: np.ndarray, parts: int) -> np.ndarray:
-    """parts - 1 increasing keys that cut the sampled keys (Spill.sample of every spill,
-    with their weights) into `parts` ranges of about equal counts: range q holds the keys
-    above splits[q - 1], up to splits[q]."""
-    if not len(keys):
-        return np.zeros(parts - 1, KEY)
-    order = np.argsort(keys)
-    counts = np.cumsum(weights[order])
-    at = np.searchsorted(counts, counts[-1] * np.arange(1, parts) / parts)
-    return keys[order][np.minimum(at, len(keys) - 1)]
+def even_splits(keys: int, parts: int) -> np.ndarray:
+    """parts - 1 increasing keys that cut the keys 0..keys-1 into `parts` ranges of equal
+    length (within one): range q holds the keys from splits[q - 1] up to, not with,
+    splits[q]."""
+    return np.arange(1, parts, dtype=np.int64) * keys // parts
 
 
 def pieces(runs: list, names, budget: int):

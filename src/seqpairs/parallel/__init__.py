@@ -20,11 +20,6 @@ Contract (Executor):
                   one worker, NaN elsewhere); else None
   broadcast(value)
                   the root's `value` on every worker (the others pass None)
-  exchange(parts, receive)
-                  every worker sends its `parts` (an iterable of lists with one part,
-                  or None, for each worker) a list at a time, so that it holds at most one
-                  list of each worker's at once; each worker calls receive(worker, part)
-                  for the parts it is sent, each worker's in its order
   barrier()       wait until every worker gets here (benchmarks time the work between two)
   set_timeout(seconds)
                   a worker that stops answering (stopped, its node wedged) for this long

@@ -1,7 +1,7 @@
 """The executor of MPI ranks (mpi4py): `mpiexec -n N` or `srun -n N` starts N copies of a
 stage; each computes the items `assign` gives its rank (share) or the work lists it asks
-rank 0 for (pull), on the GPU of its node-local rank; rank 0 gathers what is small, and
-the ranks trade parts of what is large (exchange).
+rank 0 for (pull), on the GPU of its node-local rank; rank 0 gathers what is small (what is
+large, the distance stage's kept pairs, goes through the output's shared folder).
 Without an MPI launcher this executor is not used, so a plain run needs no MPI library.
 
 pull: rank 0 keeps the WorkQueue. A dispatcher thread on rank 0 answers the other ranks'
@@ -285,30 +285,6 @@ class Mpi:
 
     def broadcast(self, value):
         return self.comm.bcast(value, root=0)
-
-    @property
-    def bulk(self):
-        """The communicator for arrays: pickled with their buffers out of band (pkl5),
-        which moves them about four times faster than plain pickles."""
-        from mpi4py.util import pkl5
-
-        return pkl5.Intracomm(self.comm)
-
-    def exchange(self, parts, receive) -> None:
-        from mpi4py import MPI
-
-        bulk, mine = self.bulk, iter(parts)
-        while True:
-            item = next(mine, None)
-            outgoing = [None] * self.size if item is None else list(item)
-            own, outgoing[self.rank] = outgoing[self.rank], None
-            if own is not None:
-                receive(self.rank, own)
-            for worker, part in enumerate(bulk.alltoall(outgoing)):
-                if part is not None:
-                    receive(worker, part)
-            if not self.comm.allreduce(item is not None, op=MPI.LOR):
-                return
 
     def barrier(self) -> None:
         self.comm.Barrier()

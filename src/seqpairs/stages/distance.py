@@ -11,12 +11,12 @@ column format from it; SeqDist's text format, the condensed matrix and a PHYLIP 
 Dense outputs need N(N-1)/2 doubles in memory. The kept pairs of the sparse ones stay
 within --memory: beyond it they are sorted runs in a temporary folder beside the output
 (formats/runs.py), merged while the output is written. Under MPI every rank computes the
-tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs. Then the
-ranks split the pairs' keys into one range a rank, of about equal counts (from a sample
-of every rank's keys), and send each other the pairs of each range, merged, piece by
-piece (exchange); each rank merges its range and writes its part of each output into
-the one file at once (one_file: the edge list's rows, rank 0 the zip's headers last;
-mothur's lines after the bytes of the ranks before). The output is the same bytes
+tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs, on disk,
+each cut into fixed ranges of keys, several a rank (key_ranges); each rank merges the
+slices of every rank's runs in its ranges, read from their folders beside the output
+(no exchange of pairs between the ranks), and writes its ranges' parts of each output
+into the one file at once (one_file: the edge list's rows, rank 0 the zip's headers
+last; mothur's lines after the bytes of the ranges before). The output is the same bytes
 whoever computed which tile.
 """
 from __future__ import annotations
@@ -45,9 +45,11 @@ from ..formats.fasta import read_unique_fasta
 from ..formats.interop import mothur_lines, write_mothur_column, write_phylip
 from ..formats.npz import Archive
 from ..formats.runs import (
+    FileRun,
     Spill,
     edge_columns,
-    key_splits,
+    even_splits,
+    fewer_runs,
     merge_edge_lists,
     pair_chunks,
 )
@@ -71,6 +73,9 @@ MEMORY = 256  # MiB for the kept pairs, default of --memory
 BINARY_FORMATS = ("edges", "condensed")  # the --format outputs that cannot be standard output
 MIB = 1 << 20
 COPY = 1 << 24  # bytes copied at a time
+# Key ranges a worker under MPI: more than one, so that kept pairs crowded in one part of
+# the input (reads sorted by abundance) are shared among the workers.
+RANGES_PER_WORKER = 8
 memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
 
@@ -139,21 +144,18 @@ def run(args) -> None:
                 work=executor.pull(tiles["cells"]), eta=executor.size == 1)
             if dense is not None:
                 dense = executor.merge_dense(dense)
-            if spill and executor.size > 1:
-                spill = spills.enter_context(key_range(executor, spill))
             if spill:
-                runs = spill.finish(single=bool(args.edges))
-                log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
-                counts = executor.gather(np.array([executor.rank]), (np.array([spill.count]),))
-                counts = executor.broadcast(counts[0] if executor.root else None)
+                owned, counts = key_ranges(executor, spill, seqs.n, single=bool(args.edges))
         except UserError as error:
             executor.fail(error)
         if args.edges:
             write_edges_together(executor, args.edges, about, counts,
-                                 edge_columns(runs, budget, about.layout))
+                                 {r: edge_columns(runs, budget, about.layout)
+                                  for r, runs in owned.items()})
         if args.mothur:
-            write_mothur_together(executor, args.mothur, seqs.ids, runs, spill,
+            write_mothur_together(executor, args.mothur, seqs.ids, owned, spill,
                                   args.max_distance)
+        executor.barrier()  # every worker has read the slices of the others' runs it owns
     if not executor.root:
         return
     if args.seqdist:
@@ -166,20 +168,44 @@ def run(args) -> None:
         write_phylip(args.phylip, dense, seqs.ids)
 
 
-def key_range(executor, spill: Spill) -> Spill:
-    """A spill of every worker's kept pairs in this worker's range of keys: ranges of
-    about equal counts, in worker order (the root's first), so that each worker merges
-    and writes its share of each output (one_file)."""
-    keys, weights = spill.sample()
-    sampled = executor.gather(keys, (keys, weights))
-    splits = executor.broadcast(key_splits(*sampled, executor.size) if executor.root
-                                else None)
-    mine = Spill(spill.budget, spill.scratch.folder, spill.scratch.name, spill.layout)
-    piece = max(spill.budget // (4 * executor.size * spill.record), 1)  # a quarter at once
-    executor.exchange(spill.parts(piece, splits), mine.add_sorted)
-    spill.close()  # every pair is in some worker's range now
-    log.info("kept pairs in this worker's range of pairs: %d", mine.count)
-    return mine
+def key_ranges(executor, spill: Spill, n: int, single: bool) -> tuple[dict, np.ndarray]:
+    """The kept pairs of every worker in ranges of keys (the ranges' runs of this worker,
+    each merged into no more runs than a merge reads at once, or with `single` one) and
+    every range's count. One worker holds one range; under MPI the keys of the n
+    sequences' pairs are cut into RANGES_PER_WORKER ranges a worker, range r the worker
+    r % size's, so that the workers' shares are about equal wherever the kept pairs lie
+    in the input's order. Each worker reads the slices of the others' runs in its ranges
+    (Spill.slices) in their folders beside the output: no pair crosses the network but
+    through the shared file system that the output is written to."""
+    if executor.size == 1:
+        runs = spill.finish(single=single)
+        log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
+        return {0: runs}, np.array([spill.count])
+    ranges = RANGES_PER_WORKER * executor.size
+    mine = spill.slices(even_splits(n * (n - 1) // 2, ranges))
+    held = [(r, *piece) for r, pieces in enumerate(mine) for piece in pieces]
+    key = executor.rank * (1 << 32) + np.arange(len(held), dtype=np.int64)
+    columns = tuple(np.array(column) for column in zip(*held)) if held else (
+        np.empty(0, np.int64), np.empty(0, str), np.empty(0, np.int64), np.empty(0, np.int64))
+    table = executor.gather(key, columns)
+    where, paths, firsts, counts = executor.broadcast(table)
+    owned = {}
+    for r in range(executor.rank, ranges, executor.size):
+        runs = [FileRun(Path(path), int(count), spill.columns, int(first), whole=False)
+                for path, first, count in zip(paths[where == r], firsts[where == r],
+                                              counts[where == r])]
+        for run in runs:
+            if not run.column("key").exists():
+                raise UserError(f"{spill.scratch.folder}: rank {executor.rank} does not see "
+                                f"another rank's sorted runs ({run.path.parent.name}): the "
+                                "output's folder must be on a file system that every rank "
+                                "shares")
+        owned[r] = fewer_runs(runs, spill.budget, spill.scratch, spill.columns,
+                              1 if single else None)
+    totals = np.bincount(where, weights=counts, minlength=ranges).astype(np.int64)
+    log.info("kept pairs in this worker's %d ranges of keys: %d", len(owned),
+             int(totals[executor.rank::executor.size].sum()))
+    return owned, totals
 
 
 @contextlib.contextmanager
@@ -210,54 +236,68 @@ def one_file(executor, path, size: int):
         executor.fail(error)
 
 
-def write_edges_together(executor, path, about: Edges, counts: np.ndarray, chunks) -> None:
-    """The edge list written by every worker at once into the one file: each its rows of
-    each pair member (its key range is a range of rows, the workers' in order, each from
-    chunks(name)), the root the other members and then the zip's headers from the CRCs of
-    every worker's pieces (formats/npz.py)."""
-    members = edge_members(about, int(counts.sum()), chunks)
+def write_edges_together(executor, path, about: Edges, counts: np.ndarray,
+                         owned: dict) -> None:
+    """The edge list written by every worker at once into the one file: each the rows of
+    each pair member of the key ranges it owns (`owned`: range -> chunks(name); range r's
+    rows follow those of the ranges before it, `counts` pairs each), the root the other
+    members and then the zip's headers from the CRCs of every range's pieces
+    (formats/npz.py)."""
+    members = edge_members(about, int(counts.sum()), None)  # pairs' chunks: each range's
     archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
     pairs = about.layout.members
-    row = int(counts[:executor.rank].sum())
+    starts = np.concatenate([[0], np.cumsum(counts)])
     with one_file(executor, path, archive.end) as fh:
-        mine = [archive.write_rows(fh, name, row, member_chunks)
-                for name, _, _, member_chunks in members if name in pairs]
-        key = executor.rank * len(pairs) + np.arange(len(pairs))
+        mine = [archive.write_rows(fh, name, int(starts[r]), chunks(name))
+                for r, chunks in owned.items() for name in pairs]
+        key = np.array([r * len(pairs) + k for r in owned for k in range(len(pairs))],
+                       np.int64)
         gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
-        if executor.root:  # every rank's pieces of each pair member, rank after rank
-            crcs, sizes = (column.reshape(executor.size, len(pairs)) for column in gathered)
-            ranks = {name: list(zip(crcs[:, k], sizes[:, k])) for k, name in enumerate(pairs)}
+        if executor.root:  # every range's pieces of each pair member, range after range
+            crcs, sizes = (column.reshape(len(counts), len(pairs)) for column in gathered)
             pieces = {}
             for name, _, _, member_chunks in members:
-                rest = (ranks[name] if name in ranks
-                        else [archive.write_rows(fh, name, 0, member_chunks)])
+                if name in pairs:
+                    k = pairs.index(name)
+                    rest = list(zip(crcs[:, k].tolist(), sizes[:, k].tolist()))
+                else:
+                    rest = [archive.write_rows(fh, name, 0, member_chunks)]
                 pieces[name] = [archive.write_header(fh, name), *rest]
             archive.finish(fh, pieces)
     log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
              path)
 
 
-def write_mothur_together(executor, path, ids, runs: list, spill: Spill,
+def write_mothur_together(executor, path, ids, owned: dict, spill: Spill,
                           max_distance: float) -> None:
-    """mothur's column file written by every worker at once: each formats its key range's
-    lines into its scratch folder, then copies them into the one file after the bytes of
-    the workers before it. One process writes them straight (standard output too)."""
-    pairs = pair_chunks(runs, spill.budget, spill.layout)
+    """mothur's column file written by every worker at once: each formats the lines of
+    each key range it owns (`owned`: range -> runs) into its scratch folder, then copies
+    them into the one file after the bytes of the ranges before. One process writes them
+    straight (standard output too)."""
     if executor.size == 1:
-        write_mothur_column(path, ids, pairs, max_distance)
+        write_mothur_column(path, ids, pair_chunks(owned[0], spill.budget, spill.layout),
+                            max_distance)
         return
-    share = spill.scratch.path()
+    shares = {}
     try:
-        with open(share, "w") as text:
-            text.writelines(mothur_lines(ids, pairs, max_distance))
+        for r, runs in owned.items():
+            shares[r] = spill.scratch.path()
+            with open(shares[r], "w") as text:
+                text.writelines(mothur_lines(ids, pair_chunks(runs, spill.budget, spill.layout),
+                                             max_distance))
     except OSError as error:
         executor.fail(spill.scratch.error(error))
-    sizes = executor.gather(np.array([executor.rank]), (np.array([share.stat().st_size]),))
+    sizes = executor.gather(np.array(list(shares), np.int64),
+                            (np.array([share.stat().st_size for share in shares.values()],
+                                      np.int64),))
     sizes = executor.broadcast(sizes[0] if executor.root else None)
-    with one_file(executor, path, int(sizes.sum())) as fh, open(share, "rb") as part:
-        fh.seek(int(sizes[:executor.rank].sum()))
-        shutil.copyfileobj(part, fh, COPY)
-    share.unlink()
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    with one_file(executor, path, int(sizes.sum())) as fh:
+        for r, share in shares.items():
+            fh.seek(int(starts[r]))
+            with open(share, "rb") as part:
+                shutil.copyfileobj(part, fh, COPY)
+            share.unlink()
 
 
 def run_merge(args) -> None:
