@@ -10,8 +10,11 @@ line, and the edge list is written in bounded memory with np.savez's bytes.
 """
 from __future__ import annotations
 
+import errno
 import io
+import os
 import runpy
+import threading
 import types
 import zipfile
 import zlib
@@ -293,6 +296,55 @@ def test_even_splits_cut_every_key_into_ranges_equal_within_one():
         lengths = np.diff([0, *splits, keys])
         assert len(splits) == parts - 1 and lengths.sum() == keys
         assert lengths.min() >= 0 and lengths.max() - lengths.min() <= 1, (keys, parts)
+
+
+def spill_records(spill, first: int, count: int) -> None:
+    """Pairs with keys first..first+count-1 (reversed), as the distance stage hands them."""
+    keys = np.arange(first + count - 1, first - 1, -1)
+    i = ((1 + np.sqrt(1 + 8 * keys)) / 2).astype(np.int64)
+    i = np.where(i * (i - 1) // 2 > keys, i - 1, i)
+    spill.add(i, keys - i * (i - 1) // 2, keys * 0.5,
+              *(np.full(count, k, np.int32) for k in range(4)))
+
+
+def test_full_buffer_is_written_while_the_next_one_fills(tmp_path):
+    """The computing hands its pairs on while a full buffer is sorted and written by the
+    spill's writer thread; every pair is in the runs in order all the same."""
+    spill = runs.Spill(1, tmp_path, "edges.npz", LAYOUTS["seqdist"])  # MIN_WINDOW a buffer
+    writing, release = threading.Event(), threading.Event()
+    write_run = spill.scratch.write_run
+
+    def slow_disk(*args):
+        writing.set()
+        release.wait(10)
+        return write_run(*args)
+
+    spill.scratch.write_run = slow_disk
+    spill_records(spill, 0, spill.capacity)  # the first buffer full: off to the writer
+    assert writing.wait(5)
+    spill_records(spill, spill.capacity, spill.capacity - 1)  # the next fills meanwhile
+    assert spill.pending is not None and not spill.pending.done()
+    release.set()
+    found = spill.finish(single=True)
+    assert len(found) == 1
+    assert np.array_equal(found[0].read("key", 0, found[0].count),
+                          np.arange(2 * spill.capacity - 1))
+    spill.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_write_of_the_writer_thread_is_raised_to_the_caller(tmp_path):
+    spill = runs.Spill(1, tmp_path, "edges.npz", LAYOUTS["seqdist"])
+
+    def full_disk(*args):
+        raise spill.scratch.error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+
+    spill.scratch.write_run = full_disk
+    spill_records(spill, 0, spill.capacity)
+    with pytest.raises(UserError, match="No space left on device"):
+        spill.finish()
+    spill.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):

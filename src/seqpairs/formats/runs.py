@@ -1,9 +1,10 @@
 """Kept pairs in bounded memory: sorted runs on disk, merged at the end as sort(1) does.
 
-A Spill takes the distance stage's kept pairs batch by batch (any order) into a buffer of
-at most `budget` bytes. When the buffer is full it is sorted by pair index (the key
-i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run: a file per column in a
-temporary folder, each appended to as the run is written. At the end `merged` reads every
+A Spill takes the distance stage's kept pairs batch by batch (any order) into one of two
+buffers that share `budget` bytes. When a buffer is full it is sorted by pair index (the
+key i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run, a file per column in
+a temporary folder, by a writer thread while the other buffer fills: the GPU's loop that
+hands the pairs does not wait for the sort and the disk (a second or more a run). At the end `merged` reads every
 run in windows and yields the pairs in key order, chunk by chunk; when the runs are too
 many for windows of MIN_WINDOW records within the budget, they are first merged in groups
 into longer runs (one more pass over the data each time). Pairs that fit the budget stay
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +46,6 @@ KEY = np.dtype(np.int64)
 # and one column's reordered copy.
 SORT_OVERHEAD = 16
 MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
-SAMPLES = 1024  # keys sampled in each run to split the key range among workers
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
 
 
@@ -276,13 +277,16 @@ class Spill:
         self.budget, self.layout = budget, layout
         self.columns = run_columns(layout)
         self.record = record_bytes(self.columns)
-        self.capacity = max(budget // (self.record + SORT_OVERHEAD), MIN_WINDOW)
+        # two buffers: one filling while the other is sorted and written
+        self.capacity = max(budget // (2 * self.record + SORT_OVERHEAD), MIN_WINDOW)
         self.scratch = Scratch(folder, name)
         self.buffer = self._empty_buffer()
         self.filled = 0
         self.runs: list = []
         self.count = 0  # pairs taken
         self.finished: list | None = None
+        self.writer: ThreadPoolExecutor | None = None  # sorts and writes full buffers
+        self.pending: Future | None = None  # the run being written
 
     def __enter__(self):
         return self
@@ -291,6 +295,12 @@ class Spill:
         self.close()
 
     def close(self) -> None:
+        if self.pending is not None:  # its files are written before the folder goes
+            self.pending.exception()
+            self.pending = None
+        if self.writer is not None:
+            self.writer.shutdown()
+            self.writer = None
         self.scratch.close()
 
     def _empty_buffer(self) -> dict[str, np.ndarray]:
@@ -313,35 +323,51 @@ class Spill:
                 self._write_run()
         self.count += total
 
-    def _sorted_buffer(self) -> dict[str, np.ndarray]:
-        """The buffer's records in key order (the buffer is given up)."""
-        order = np.argsort(self.buffer["key"][:self.filled])
+    def _sorted(self, buffer: dict, filled: int) -> dict[str, np.ndarray]:
+        """The first `filled` records of `buffer` in key order (the buffer is given up)."""
+        order = np.argsort(buffer["key"][:filled])
         columns = {}
         for name in self.columns:  # one reordered copy at a time
-            columns[name] = self.buffer[name][:self.filled][order]
-            self.buffer[name] = None
-        self.buffer = None
-        self.filled = 0
+            columns[name] = buffer[name][:filled][order]
+            buffer[name] = None
         return columns
 
     def _write_run(self) -> None:
+        """The buffer sorted and written as a run by the writer thread while the next one
+        fills: the computing that hands the pairs waits for the disk only when both are
+        full (NumPy's sort and the writes let the thread run beside it)."""
         if not self.filled:
             return
-        columns = self._sorted_buffer()
-        self.runs.append(self.scratch.write_run(len(columns["key"]), [columns], self.columns))
-        del columns
-        self.buffer = self._empty_buffer()
+        self._written()  # the run before: its buffer is free again
+        full, filled = self.buffer, self.filled
+        self.buffer, self.filled = self._empty_buffer(), 0
+        if self.writer is None:
+            self.writer = ThreadPoolExecutor(1, thread_name_prefix="seqpairs-runs")
+        self.pending = self.writer.submit(
+            lambda: self.scratch.write_run(filled, [self._sorted(full, filled)], self.columns))
+
+    def _written(self) -> None:
+        """Wait for the run being written (a failed write raises its UserError here)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.runs.append(pending.result())
+
+    def _flush(self) -> None:
+        """Every pair taken written as runs; no buffer left."""
+        self._write_run()
+        self._written()
+        self.buffer = None
 
     def finish(self, single: bool = False) -> list:
         """The sorted runs of every pair taken (one in memory when they fit the budget and
         none came sorted), no more than a merge can read in windows of MIN_WINDOW records
         within the budget, or with `single` one (for readers that pass over them once per
         column)."""
-        if self.finished is None and not self.runs:
-            self.finished = [MemoryRun(self._sorted_buffer(), self.columns)]
-        elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
-            self._write_run()
+        if self.finished is None and not (self.runs or self.pending):
+            self.finished = [MemoryRun(self._sorted(self.buffer, self.filled), self.columns)]
             self.buffer = None
+        elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
+            self._flush()
             self.finished = self.runs
         self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns,
                                    1 if single else None)
@@ -351,8 +377,7 @@ class Spill:
         """Every pair taken, on disk (the buffer as a last run), each run cut at `splits`
         (even_splits): for each range, (path, first record, count) of its records in each
         run that has some, for FileRuns on any worker that sees this folder."""
-        self._write_run()
-        self.buffer = None
+        self._flush()
         ranges: list[list[tuple[str, int, int]]] = [[] for _ in range(len(splits) + 1)]
         for run in self.runs:
             keys = np.memmap(run.column("key"), KEY, "r", shape=(run.count,))
