@@ -23,7 +23,7 @@ import numpy as np
 
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
-from seqpairs.formats.runs import Spill, edge_columns
+from seqpairs.formats.runs import Spill, edge_rows
 from seqpairs.stages.distance import key_ranges, write_edges_together
 
 SEQUENCES = 1 << 16
@@ -58,11 +58,11 @@ def main() -> None:
                       length - 10, length - 2, np.zeros(len(part), np.int32))
         executor.barrier()
         times.append(time.perf_counter())
-        owned, counts = key_ranges(executor, spill, SEQUENCES, single=True)
+        owned, counts = key_ranges(executor, spill, SEQUENCES)
         executor.barrier()
         times.append(time.perf_counter())
         write_edges_together(executor, out, about, counts,
-                             {r: edge_columns(runs, budget, about.layout)
+                             {r: edge_rows(runs, budget, about.layout)
                               for r, runs in owned.items()})
         executor.barrier()
         times.append(time.perf_counter())

@@ -99,12 +99,20 @@ class Archive:
     def write_rows(self, fh, name: str, row: int, chunks: Iterable) -> tuple[int, int]:
         """Member `name`'s rows from `row` on, the chunks' arrays in order, written in place
         into `fh` (opened on the archive's file, seekable): (CRC-32, bytes) of the piece."""
-        fh.seek(self.data(name, row))
-        crc, size = 0, 0
+        return self.write_columns(fh, [name], row, ({name: chunk} for chunk in chunks))[name]
+
+    def write_columns(self, fh, names, row: int, chunks: Iterable[dict]) -> dict:
+        """Rows from `row` on of the members `names` at once (each chunk a dict of every
+        name's rows, as many of each), written in place into `fh`: name -> (CRC-32,
+        bytes) of its piece (one pass over data that makes every member together)."""
+        crcs, sizes = dict.fromkeys(names, 0), dict.fromkeys(names, 0)
         for chunk in chunks:
-            data = memoryview(np.ascontiguousarray(chunk, dtype=self.dtypes[name])).cast("B")
-            crc, size = zlib.crc32(data, crc), size + fh.write(data)
-        return crc, size
+            for name in names:
+                data = memoryview(np.ascontiguousarray(chunk[name], dtype=self.dtypes[name]))
+                fh.seek(self.data(name, row) + sizes[name])
+                crcs[name] = zlib.crc32(data.cast("B"), crcs[name])
+                sizes[name] += fh.write(data.cast("B"))
+        return {name: (crcs[name], sizes[name]) for name in names}
 
     def write_header(self, fh, name: str) -> tuple[int, int]:
         """Member `name`'s .npy header in place: (CRC-32, bytes), the piece before row 0."""

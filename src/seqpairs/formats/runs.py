@@ -423,6 +423,17 @@ def edge_columns(runs: list, budget: int, layout: Layout):
     return chunks
 
 
+def edge_rows(runs: list, budget: int, layout: Layout):
+    """The runs' pairs in (i, j) order as chunks of every edge list member of `layout`
+    (dicts of name -> rows): one merge of the runs for all members."""
+    names = [name for name in run_columns(layout) if name != "key"]
+    for piece in pieces(runs, names, budget):
+        i, j = pair_from_index(piece["key"])
+        yield {name: (i if name == "i" else j if name == "j" else
+                      layout.distance(piece) if name == "distance" else piece[name])
+               for name in layout.members}
+
+
 def pair_chunks(runs: list, budget: int, layout: Layout):
     """(i, j, distance) of the runs' pairs in (i, j) order, chunk by chunk
     (formats.interop.mothur_lines)."""

@@ -47,7 +47,7 @@ from ..formats.npz import Archive
 from ..formats.runs import (
     FileRun,
     Spill,
-    edge_columns,
+    edge_rows,
     even_splits,
     fewer_runs,
     merge_edge_lists,
@@ -145,12 +145,12 @@ def run(args) -> None:
             if dense is not None:
                 dense = executor.merge_dense(dense)
             if spill:
-                owned, counts = key_ranges(executor, spill, seqs.n, single=bool(args.edges))
+                owned, counts = key_ranges(executor, spill, seqs.n)
         except UserError as error:
             executor.fail(error)
         if args.edges:
             write_edges_together(executor, args.edges, about, counts,
-                                 {r: edge_columns(runs, budget, about.layout)
+                                 {r: edge_rows(runs, budget, about.layout)
                                   for r, runs in owned.items()})
         if args.mothur:
             write_mothur_together(executor, args.mothur, seqs.ids, owned, spill,
@@ -168,17 +168,17 @@ def run(args) -> None:
         write_phylip(args.phylip, dense, seqs.ids)
 
 
-def key_ranges(executor, spill: Spill, n: int, single: bool) -> tuple[dict, np.ndarray]:
-    """The kept pairs of every worker in ranges of keys (the ranges' runs of this worker,
-    each merged into no more runs than a merge reads at once, or with `single` one) and
-    every range's count. One worker holds one range; under MPI the keys of the n
-    sequences' pairs are cut into RANGES_PER_WORKER ranges a worker, range r the worker
-    r % size's, so that the workers' shares are about equal wherever the kept pairs lie
-    in the input's order. Each worker reads the slices of the others' runs in its ranges
-    (Spill.slices) in their folders beside the output: no pair crosses the network but
-    through the shared file system that the output is written to."""
+def key_ranges(executor, spill: Spill, n: int) -> tuple[dict, np.ndarray]:
+    """The kept pairs of every worker in ranges of keys (the runs of this worker's ranges,
+    no more than a merge reads at once) and every range's count. One worker holds one
+    range; under MPI the keys of the n sequences' pairs are cut into RANGES_PER_WORKER
+    ranges a worker, range r the worker r % size's, so that the workers' shares are about
+    equal wherever the kept pairs lie in the input's order. Each worker reads the slices
+    of the others' runs in its ranges (Spill.slices) in their folders beside the output:
+    no pair crosses the network but through the shared file system that the output is
+    written to."""
     if executor.size == 1:
-        runs = spill.finish(single=single)
+        runs = spill.finish()
         log.info("kept pairs merged: %d in %d runs", spill.count, len(runs))
         return {0: runs}, np.array([spill.count])
     ranges = RANGES_PER_WORKER * executor.size
@@ -200,8 +200,7 @@ def key_ranges(executor, spill: Spill, n: int, single: bool) -> tuple[dict, np.n
                                 f"another rank's sorted runs ({run.path.parent.name}): the "
                                 "output's folder must be on a file system that every rank "
                                 "shares")
-        owned[r] = fewer_runs(runs, spill.budget, spill.scratch, spill.columns,
-                              1 if single else None)
+        owned[r] = fewer_runs(runs, spill.budget, spill.scratch, spill.columns)
     totals = np.bincount(where, weights=counts, minlength=ranges).astype(np.int64)
     log.info("kept pairs in this worker's %d ranges of keys: %d", len(owned),
              int(totals[executor.rank::executor.size].sum()))
@@ -239,17 +238,19 @@ def one_file(executor, path, size: int):
 def write_edges_together(executor, path, about: Edges, counts: np.ndarray,
                          owned: dict) -> None:
     """The edge list written by every worker at once into the one file: each the rows of
-    each pair member of the key ranges it owns (`owned`: range -> chunks(name); range r's
-    rows follow those of the ranges before it, `counts` pairs each), the root the other
-    members and then the zip's headers from the CRCs of every range's pieces
-    (formats/npz.py)."""
+    every pair member of the key ranges it owns (`owned`: range -> chunks of every
+    member's rows, formats.runs.edge_rows; range r's rows follow those of the ranges
+    before it, `counts` pairs each), the root the other members and then the zip's
+    headers from the CRCs of every range's pieces (formats/npz.py)."""
     members = edge_members(about, int(counts.sum()), None)  # pairs' chunks: each range's
     archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
     pairs = about.layout.members
     starts = np.concatenate([[0], np.cumsum(counts)])
     with one_file(executor, path, archive.end) as fh:
-        mine = [archive.write_rows(fh, name, int(starts[r]), chunks(name))
-                for r, chunks in owned.items() for name in pairs]
+        mine = []  # (CRC-32, bytes) of each owned range's piece of each pair member
+        for r, rows in owned.items():
+            written = archive.write_columns(fh, pairs, int(starts[r]), rows)
+            mine.extend(written[name] for name in pairs)
         key = np.array([r * len(pairs) + k for r in owned for k in range(len(pairs))],
                        np.int64)
         gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
