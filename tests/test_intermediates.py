@@ -270,8 +270,8 @@ def test_spilled_pairs_come_back_sorted_and_whole(tmp_path, monkeypatch, budget,
             assert all(isinstance(run, runs.FileRun) for run in found) and len(found) > 1
             assert len(list((tmp_path / "out").iterdir())) == 1  # the runs' folder
         chunks = list(runs.merged(found, list(values), budget))
-        single = spill.finish(single=True)  # one run, for readers of a column at a time
-        assert len(single) == 1
+        single = runs.fewer_runs(found, budget, spill.scratch, spill.columns, 1)
+        assert len(single) == 1  # one run, for readers of a column at a time
         whole = {name: single[0].read(name, 0, single[0].count) for name in ["key", *values]}
     assert list((tmp_path / "out").iterdir()) == []
     order = np.argsort(keys)
@@ -355,10 +355,10 @@ def test_full_buffer_is_written_while_the_next_one_fills(tmp_path):
     spill_records(spill, spill.capacity, spill.capacity - 1)  # the next fills meanwhile
     assert spill.pending is not None and not spill.pending.done()
     release.set()
-    found = spill.finish(single=True)
-    assert len(found) == 1
-    assert np.array_equal(found[0].read("key", 0, found[0].count),
-                          np.arange(2 * spill.capacity - 1))
+    found = spill.finish()
+    assert len(found) == 2  # the first buffer's run and the second's
+    keys = np.concatenate([chunk["key"] for chunk in runs.merged(found, [], 1)])
+    assert np.array_equal(keys, np.arange(2 * spill.capacity - 1))
     spill.close()
     assert list(tmp_path.iterdir()) == []
 

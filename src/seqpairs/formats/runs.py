@@ -4,11 +4,11 @@ A Spill takes the distance stage's kept pairs batch by batch (any order) into on
 buffers that share `budget` bytes. When a buffer is full it is sorted by pair index (the
 key i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run, a file per column in
 a temporary folder, by a writer thread while the other buffer fills: the GPU's loop that
-hands the pairs does not wait for the sort and the disk (a second or more a run). At the end `merged` reads every
-run in windows and yields the pairs in key order, chunk by chunk; when the runs are too
-many for windows of MIN_WINDOW records within the budget, they are first merged in groups
-into longer runs (one more pass over the data each time). Pairs that fit the budget stay
-in memory and no file is written. Keys are unique (a pair is computed once), so the order
+hands the pairs does not wait for the sort and the disk (a second or more a run). At the
+end `merged` reads every run in windows and yields the pairs in key order, chunk by
+chunk; when the runs are too many for windows of MIN_WINDOW records within the budget,
+they are first merged in groups into longer runs (one more pass over the data each time).
+Pairs that fit the budget stay in memory and no file is written. Keys are unique (a pair is computed once), so the order
 is total and the output does not depend on how the pairs were cut into runs.
 
 Under MPI each worker's runs are cut into ranges of keys (Spill.slices): the worker that
@@ -100,37 +100,21 @@ class FileRun:
                 self.column(name).unlink(missing_ok=True)
 
 
-class RunWriter:
-    """A FileRun written chunk by chunk (dicts of every one of `columns`, in key order);
-    `error` (Scratch.error) turns a failed write into its UserError."""
-
-    def __init__(self, path: Path, columns: dict[str, np.dtype], error=None):
-        self.run, self.error = FileRun(path, 0, columns), error
-        for name in columns:  # empty files: a run of no records reads as one
-            self.run.column(name).touch(exist_ok=False)
-
-    def write(self, chunk: dict[str, np.ndarray]) -> None:
-        try:
-            for name, dtype in self.run.columns.items():
-                with open(self.run.column(name), "ab") as fh:
-                    # file.write, unlike ndarray.tofile, keeps the errno of a full disk
-                    fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype)).cast("B"))
-        except OSError as exc:
-            if self.error is None:
-                raise
-            raise self.error(exc) from None
-        self.run.count += len(chunk[next(iter(self.run.columns))])
-
-
 def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> FileRun:
     """A FileRun of `count` records from chunks (dicts of every one of `columns`, in key
     order)."""
-    writer = RunWriter(path, columns)
+    run = FileRun(path, 0, columns)
+    for name in columns:  # empty files: a run of no records reads as one
+        run.column(name).touch(exist_ok=False)
     for chunk in chunks:
-        writer.write(chunk)
-    if writer.run.count != count:
-        raise RuntimeError(f"{path}: {writer.run.count} records written, {count} expected")
-    return writer.run
+        for name, dtype in columns.items():
+            with open(run.column(name), "ab") as fh:
+                # file.write, unlike ndarray.tofile, keeps the errno of a full disk
+                fh.write(memoryview(np.ascontiguousarray(chunk[name], dtype)).cast("B"))
+        run.count += len(chunk[next(iter(columns))])
+    if run.count != count:
+        raise RuntimeError(f"{path}: {run.count} records written, {count} expected")
+    return run
 
 
 class Cursor:
@@ -243,13 +227,6 @@ class Scratch:
         except OSError as exc:
             raise self.error(exc) from None
 
-    def writer(self, columns: dict[str, np.dtype]) -> RunWriter:
-        """A RunWriter into new files here (a failed write: error())."""
-        try:
-            return RunWriter(self.path(), columns, self.error)
-        except OSError as exc:
-            raise self.error(exc) from None
-
 
 def fewer_runs(runs: list, budget: int, scratch: Scratch,
                columns: dict[str, np.dtype], most: int | None = None) -> list:
@@ -358,19 +335,16 @@ class Spill:
         self._written()
         self.buffer = None
 
-    def finish(self, single: bool = False) -> list:
-        """The sorted runs of every pair taken (one in memory when they fit the budget and
-        none came sorted), no more than a merge can read in windows of MIN_WINDOW records
-        within the budget, or with `single` one (for readers that pass over them once per
-        column)."""
+    def finish(self) -> list:
+        """The sorted runs of every pair taken (one in memory when they fit the budget), no
+        more than a merge can read in windows of MIN_WINDOW records within the budget."""
         if self.finished is None and not (self.runs or self.pending):
             self.finished = [MemoryRun(self._sorted(self.buffer, self.filled), self.columns)]
             self.buffer = None
         elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
             self._flush()
             self.finished = self.runs
-        self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns,
-                                   1 if single else None)
+        self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns)
         return self.finished
 
     def slices(self, splits: np.ndarray) -> list[list[tuple[str, int, int]]]:
@@ -407,7 +381,7 @@ def pieces(runs: list, names, budget: int):
 def edge_columns(runs: list, budget: int, layout: Layout):
     """chunks(name) of the runs' pairs in (i, j) order for each edge list member of
     `layout` (formats.distances.write_edge_stream): a merge of the runs per member, so
-    callers pass one run (Spill.finish(single=True), fewer_runs(most=1)), which the
+    callers pass one run (fewer_runs(most=1)), which the
     members read in turn without one."""
     needs = {"i": [], "j": [], "distance": list(layout.distance_from)}
 
