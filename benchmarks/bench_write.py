@@ -8,13 +8,14 @@ ranges' rows of the one file in place (write_edges_together), rank 0 the zip's h
 last:
 
     [mpiexec -n P] python benchmarks/bench_write.py [--pairs 2e7] [--memory 256]
-                                                     [--folder /tmp]
+                                                     [--folder /tmp] [--threads T]
 
 This is the tail of `seqpairs distance` after its computing (issue 21).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ import numpy as np
 
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
-from seqpairs.formats.runs import Spill, edge_rows
+from seqpairs.formats.runs import Spill
 from seqpairs.stages.distance import key_ranges, write_edges_together
 
 SEQUENCES = 1 << 16
@@ -35,6 +36,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=float, default=2e7)
     parser.add_argument("--memory", type=float, default=256, help="MiB, as --memory")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="threads that make and write the rows, as --threads")
     args = parser.parse_args()
     executor = parallel.current()
     count, budget = int(args.pairs), int(args.memory * (1 << 20))
@@ -61,9 +64,7 @@ def main() -> None:
         owned, counts = key_ranges(executor, spill, SEQUENCES)
         executor.barrier()
         times.append(time.perf_counter())
-        write_edges_together(executor, out, about, counts,
-                             {r: edge_rows(runs, budget, about.layout)
-                              for r, runs in owned.items()})
+        write_edges_together(executor, out, about, counts, owned, budget, args.threads)
         executor.barrier()
         times.append(time.perf_counter())
         spill.close()

@@ -221,7 +221,7 @@ def test_no_space_left_is_one_clear_line(tmp_path, cli, monkeypatch):
 
     fasta = family(tmp_path / "in.fasta", 20, 50, seed=4)
     edges = tmp_path / "out" / "edges.npz"
-    monkeypatch.setattr(npz.Archive, "write_columns", full_disk)  # the pairs' rows, in place
+    monkeypatch.setattr(npz.Archive, "write_piece", full_disk)  # the pairs' rows, in place
     code, out, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--edges", edges)
     assert (code, out, err) == (2, "", f"seqpairs: error: {edges}: cannot write "
                                        "(No space left on device)\n")
@@ -247,7 +247,7 @@ def test_rank_that_does_not_see_the_edge_list_is_one_clear_line(tmp_path):
                   candidate_identity=0.97, iddef=2, sequences="-", scoring="seqdist").empty()
     with pytest.raises(UserError) as error:
         write_edges_together(rank_1, tmp_path / "edges.npz", about, np.zeros(16, np.int64),
-                             {1: []})
+                             {1: []}, 1 << 20, 1)
     assert str(error.value) == (f"{tmp_path / 'edges.npz'}: rank 1 does not see the file rank 0 "
                                 "made: the output's folder must be on a file system that every "
                                 "rank shares")

@@ -151,10 +151,12 @@ def test_npz_written_by_several_writers_in_any_order_is_np_savez(tmp_path):
     assert path.read_bytes() == reference.getvalue()
 
 
-def test_npz_members_written_together_in_one_pass_is_np_savez(tmp_path):
-    """Rows of several members at once (write_columns: chunks of every member, as the
-    edge list's rows come from one merge of the runs), in two pieces from different
-    rows: np.savez's bytes."""
+def test_npz_pieces_of_several_members_written_by_threads_is_np_savez(tmp_path):
+    """Pieces of rows of several members at once (write_piece: os.pwrite, as the edge
+    list's rows are made and written by threads) on one file handle, finished in any
+    order: np.savez's bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
     rng = np.random.default_rng(6)
     arrays = arrays_to_save(rng)
     arrays["j"] = rng.integers(0, 2**40, 1001)
@@ -164,18 +166,16 @@ def test_npz_members_written_together_in_one_pass_is_np_savez(tmp_path):
     together = ["i", "cost", "length", "j"]
     path = tmp_path / "a.npz"
     path.write_bytes(b"")
-    pieces = {name: [] for name in arrays}
-    with path.open("r+b") as fh:
-        for first, stop in ((0, 600), (600, 1001)):  # each piece in chunks of 97 rows
-            cuts = [*range(first, stop, 97), stop]
-            chunks = ({name: arrays[name][a:b] for name in together}
-                      for a, b in zip(cuts, cuts[1:]))
-            for name, piece in archive.write_columns(fh, together, first, chunks).items():
-                pieces[name].append(piece)
+    cuts = [*range(0, 1001, 97), 1001]
+    with path.open("r+b") as fh, ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(archive.write_piece, fh.fileno(), a,
+                               {name: arrays[name][a:b] for name in together})
+                   for a, b in zip(cuts, cuts[1:])]
+        pieces = {name: [future.result()[name] for future in futures] for name in together}
         for name in arrays:
             if name not in together:
-                pieces[name].append(archive.write_rows(fh, name, 0,
-                                                       [np.asarray(arrays[name]).reshape(-1)]))
+                pieces[name] = [archive.write_rows(fh, name, 0,
+                                                   [np.asarray(arrays[name]).reshape(-1)])]
             pieces[name].insert(0, archive.write_header(fh, name))
         archive.finish(fh, pieces)
     assert path.read_bytes() == reference.getvalue()

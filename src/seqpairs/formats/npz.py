@@ -12,6 +12,7 @@ data ends. The bytes are those np.savez writes for the same arrays.
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 import zlib
 from collections.abc import Iterable
@@ -99,20 +100,28 @@ class Archive:
     def write_rows(self, fh, name: str, row: int, chunks: Iterable) -> tuple[int, int]:
         """Member `name`'s rows from `row` on, the chunks' arrays in order, written in place
         into `fh` (opened on the archive's file, seekable): (CRC-32, bytes) of the piece."""
-        return self.write_columns(fh, [name], row, ({name: chunk} for chunk in chunks))[name]
-
-    def write_columns(self, fh, names, row: int, chunks: Iterable[dict]) -> dict:
-        """Rows from `row` on of the members `names` at once (each chunk a dict of every
-        name's rows, as many of each), written in place into `fh`: name -> (CRC-32,
-        bytes) of its piece (one pass over data that makes every member together)."""
-        crcs, sizes = dict.fromkeys(names, 0), dict.fromkeys(names, 0)
+        fh.seek(self.data(name, row))
+        crc, size = 0, 0
         for chunk in chunks:
-            for name in names:
-                data = memoryview(np.ascontiguousarray(chunk[name], dtype=self.dtypes[name]))
-                fh.seek(self.data(name, row) + sizes[name])
-                crcs[name] = zlib.crc32(data.cast("B"), crcs[name])
-                sizes[name] += fh.write(data.cast("B"))
-        return {name: (crcs[name], sizes[name]) for name in names}
+            data = self._bytes(name, chunk)
+            crc, size = zlib.crc32(data, crc), size + fh.write(data)
+        return crc, size
+
+    def write_piece(self, fd: int, row: int, columns: dict) -> dict:
+        """Rows from `row` on of the members in `columns` (name -> rows, as many of each)
+        written in place into the archive's file `fd` by os.pwrite, so that threads write
+        pieces at once: name -> (CRC-32, bytes) of its piece."""
+        written = {}
+        for name, rows in columns.items():
+            data, offset = self._bytes(name, rows), self.data(name, row)
+            done = 0
+            while done < len(data):  # pwrite may write less than asked
+                done += os.pwrite(fd, data[done:], offset + done)
+            written[name] = zlib.crc32(data), done
+        return written
+
+    def _bytes(self, name: str, rows) -> memoryview:
+        return memoryview(np.ascontiguousarray(rows, dtype=self.dtypes[name])).cast("B")
 
     def write_header(self, fh, name: str) -> tuple[int, int]:
         """Member `name`'s .npy header in place: (CRC-32, bytes), the piece before row 0."""

@@ -370,12 +370,12 @@ def even_splits(keys: int, parts: int) -> np.ndarray:
     return np.arange(1, parts, dtype=np.int64) * keys // parts
 
 
-def pieces(runs: list, names, budget: int):
-    """merged(runs, names, budget) in pieces of at most STEP pairs (so that what is made
+def pieces(runs: list, names, budget: int, step: int = STEP):
+    """merged(runs, names, budget) in pieces of at most `step` pairs (so that what is made
     from a piece stays small)."""
     for chunk in merged(runs, names, budget):
-        for start in range(0, len(chunk["key"]), STEP):
-            yield {name: values[start:start + STEP] for name, values in chunk.items()}
+        for start in range(0, len(chunk["key"]), step):
+            yield {name: values[start:start + step] for name, values in chunk.items()}
 
 
 def edge_columns(runs: list, budget: int, layout: Layout):
@@ -397,15 +397,18 @@ def edge_columns(runs: list, budget: int, layout: Layout):
     return chunks
 
 
-def edge_rows(runs: list, budget: int, layout: Layout):
-    """The runs' pairs in (i, j) order as chunks of every edge list member of `layout`
-    (dicts of name -> rows): one merge of the runs for all members."""
-    names = [name for name in run_columns(layout) if name != "key"]
-    for piece in pieces(runs, names, budget):
-        i, j = pair_from_index(piece["key"])
-        yield {name: (i if name == "i" else j if name == "j" else
-                      layout.distance(piece) if name == "distance" else piece[name])
-               for name in layout.members}
+def edge_pieces(runs: list, budget: int, layout: Layout, step: int = STEP):
+    """The runs' pairs in (i, j) order, merged once, in pieces of at most `step` pairs
+    with every run column that edge_rows needs."""
+    return pieces(runs, [name for name in run_columns(layout) if name != "key"], budget, step)
+
+
+def edge_rows(piece: dict, layout: Layout) -> dict:
+    """Every edge list member's rows (name -> rows) of a piece of edge_pieces."""
+    i, j = pair_from_index(piece["key"])
+    return {name: (i if name == "i" else j if name == "j" else
+                   layout.distance(piece) if name == "distance" else piece[name])
+            for name in layout.members}
 
 
 def pair_chunks(runs: list, budget: int, layout: Layout):

@@ -21,11 +21,13 @@ whoever computed which tile.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import math
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -43,10 +45,11 @@ from ..formats.distances import (
 )
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import mothur_lines, write_mothur_column, write_phylip
-from ..formats.npz import Archive
+from ..formats.npz import Archive, crc32_combine
 from ..formats.runs import (
     FileRun,
     Spill,
+    edge_pieces,
     edge_rows,
     even_splits,
     fewer_runs,
@@ -64,6 +67,7 @@ from .options import (
     fraction,
     number,
     path_not_stdio,
+    runtime_threads,
     shard,
     threads,
 )
@@ -76,6 +80,7 @@ COPY = 1 << 24  # bytes copied at a time
 # Key ranges a worker under MPI: more than one, so that kept pairs crowded in one part of
 # the input (reads sorted by abundance) are shared among the workers.
 RANGES_PER_WORKER = 8
+PIECE = 1 << 16  # pairs of the edge list's rows made and written by one thread at a time
 memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
 
@@ -149,9 +154,8 @@ def run(args) -> None:
         except UserError as error:
             executor.fail(error)
         if args.edges:
-            write_edges_together(executor, args.edges, about, counts,
-                                 {r: edge_rows(runs, budget, about.layout)
-                                  for r, runs in owned.items()})
+            write_edges_together(executor, args.edges, about, counts, owned, budget,
+                                 args.threads or runtime_threads())
         if args.mothur:
             write_mothur_together(executor, args.mothur, seqs.ids, owned, spill,
                                   args.max_distance)
@@ -235,22 +239,19 @@ def one_file(executor, path, size: int):
         executor.fail(error)
 
 
-def write_edges_together(executor, path, about: Edges, counts: np.ndarray,
-                         owned: dict) -> None:
+def write_edges_together(executor, path, about: Edges, counts: np.ndarray, owned: dict,
+                         budget: int, threads: int) -> None:
     """The edge list written by every worker at once into the one file: each the rows of
-    every pair member of the key ranges it owns (`owned`: range -> chunks of every
-    member's rows, formats.runs.edge_rows; range r's rows follow those of the ranges
-    before it, `counts` pairs each), the root the other members and then the zip's
-    headers from the CRCs of every range's pieces (formats/npz.py)."""
-    members = edge_members(about, int(counts.sum()), None)  # pairs' chunks: each range's
+    every pair member of the key ranges it owns (`owned`: range -> runs; range r's rows
+    follow those of the ranges before it, `counts` pairs each; write_ranges), the root the
+    other members and then the zip's headers from the CRCs of every range's pieces
+    (formats/npz.py)."""
+    members = edge_members(about, int(counts.sum()), None)  # pairs' rows: write_ranges
     archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
     pairs = about.layout.members
     starts = np.concatenate([[0], np.cumsum(counts)])
     with one_file(executor, path, archive.end) as fh:
-        mine = []  # (CRC-32, bytes) of each owned range's piece of each pair member
-        for r, rows in owned.items():
-            written = archive.write_columns(fh, pairs, int(starts[r]), rows)
-            mine.extend(written[name] for name in pairs)
+        mine = write_ranges(archive, fh.fileno(), about.layout, owned, starts, budget, threads)
         key = np.array([r * len(pairs) + k for r in owned for k in range(len(pairs))],
                        np.int64)
         gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
@@ -267,6 +268,38 @@ def write_edges_together(executor, path, about: Edges, counts: np.ndarray,
             archive.finish(fh, pieces)
     log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
              path)
+
+
+def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndarray,
+                 budget: int, threads: int) -> list:
+    """(CRC-32, bytes) of each owned range's piece of each pair member (range after range,
+    member after member): each range's runs merged here within the budget, in pieces of
+    PIECE pairs whose rows `threads` threads make and write at once (Archive.write_piece;
+    NumPy, zlib and the writes let them run beside each other), at most 2 x threads
+    pieces in hand; each member's CRC-32 combined over its pieces in order."""
+    pairs = layout.members
+    written = {}  # range -> the futures of its pieces, in order
+    with ThreadPoolExecutor(threads, thread_name_prefix="seqpairs-rows") as pool:
+        flight: collections.deque = collections.deque()
+        for r, runs in owned.items():
+            row, written[r] = int(starts[r]), []
+            for piece in edge_pieces(runs, budget, layout, PIECE):
+                written[r].append(pool.submit(
+                    lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
+                    piece, row))
+                row += len(piece["key"])
+                flight.append(written[r][-1])
+                if len(flight) > 2 * threads:
+                    flight.popleft().result()
+    mine = []
+    for r in owned:
+        pieces = [future.result() for future in written[r]]
+        for name in pairs:
+            crc, size = 0, 0
+            for piece in pieces:
+                crc, size = crc32_combine(crc, *piece[name]), size + piece[name][1]
+            mine.append((crc, size))
+    return mine
 
 
 def write_mothur_together(executor, path, ids, owned: dict, spill: Spill,
