@@ -284,6 +284,8 @@ def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndar
         for r, runs in owned.items():
             row, written[r] = int(starts[r]), []
             for piece in edge_pieces(runs, budget, layout, PIECE):
+                # a copy: the merge's chunk that the piece views goes as the merge moves on
+                piece = {name: values.copy() for name, values in piece.items()}
                 written[r].append(pool.submit(
                     lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
                     piece, row))
