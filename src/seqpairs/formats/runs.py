@@ -387,14 +387,17 @@ def edge_columns(runs: list, budget: int, layout: Layout):
 
     def chunks(name):
         for piece in pieces(runs, needs.get(name, [name]), budget):
-            if name in ("i", "j"):
-                yield pair_from_index(piece["key"])[name == "j"]
-            elif name == "distance":
-                yield layout.distance(piece)
-            else:
-                yield piece[name]
+            yield member_rows(piece, name, layout)
 
     return chunks
+
+
+def member_rows(piece: dict, name: str, layout: Layout) -> np.ndarray:
+    """Edge list member `name`'s rows of a merged piece (its key and the run columns the
+    member is made from)."""
+    if name in ("i", "j"):
+        return pair_from_index(piece["key"])[name == "j"]
+    return layout.distance(piece) if name == "distance" else piece[name]
 
 
 def edge_pieces(runs: list, budget: int, layout: Layout, step: int = STEP):
@@ -405,10 +408,7 @@ def edge_pieces(runs: list, budget: int, layout: Layout, step: int = STEP):
 
 def edge_rows(piece: dict, layout: Layout) -> dict:
     """Every edge list member's rows (name -> rows) of a piece of edge_pieces."""
-    i, j = pair_from_index(piece["key"])
-    return {name: (i if name == "i" else j if name == "j" else
-                   layout.distance(piece) if name == "distance" else piece[name])
-            for name in layout.members}
+    return {name: member_rows(piece, name, layout) for name in layout.members}
 
 
 def pair_chunks(runs: list, budget: int, layout: Layout):

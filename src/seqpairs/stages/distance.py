@@ -21,7 +21,6 @@ whoever computed which tile.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import math
@@ -279,20 +278,20 @@ def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndar
     pieces in hand; each member's CRC-32 combined over its pieces in order."""
     pairs = layout.members
     written = {}  # range -> the futures of its pieces, in order
+    submitted = []  # every piece's future, in order: the oldest awaited beyond 2 x threads
     with ThreadPoolExecutor(threads, thread_name_prefix="seqpairs-rows") as pool:
-        flight: collections.deque = collections.deque()
         for r, runs in owned.items():
             row, written[r] = int(starts[r]), []
             for piece in edge_pieces(runs, budget, layout, PIECE):
                 # a copy: the merge's chunk that the piece views goes as the merge moves on
                 piece = {name: values.copy() for name, values in piece.items()}
-                written[r].append(pool.submit(
+                submitted.append(pool.submit(
                     lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
                     piece, row))
+                written[r].append(submitted[-1])
                 row += len(piece["key"])
-                flight.append(written[r][-1])
-                if len(flight) > 2 * threads:
-                    flight.popleft().result()
+                if len(submitted) > 2 * threads:
+                    submitted[-2 * threads - 1].result()
     mine = []
     for r in owned:
         pieces = [future.result() for future in written[r]]
