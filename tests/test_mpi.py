@@ -384,6 +384,61 @@ def test_ranks_that_wait_for_an_answering_rank_do_not_time_out(tmp_path):
     assert sorted(proc.stdout.split("\n")) == ["", "done 0", "done 1", "done 2"]
 
 
+IDLE_DISPATCHER = """
+import os, resource, threading, time
+from seqpairs import parallel
+from seqpairs.parallel import mpi
+
+executor = parallel.current()
+comm = executor.comm.Dup()
+
+
+def cpu():
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
+if executor.root:
+    start, used = time.monotonic(), cpu()
+    thread = threading.Thread(target=mpi.dispatch,
+                              args=(comm, parallel.WorkQueue([1.0, 2.0, 3.0], 1), 1))
+    thread.start()
+    thread.join()
+    os.write(1, f"waited {time.monotonic() - start:.3f} cpu {cpu() - used:.3f}\\n".encode())
+else:
+    time.sleep(2)  # computing: rank 0's dispatcher waits for the first request
+    items = []
+    while True:
+        comm.send(1.0, dest=0, tag=mpi.REQUEST)
+        got = comm.recv(source=0, tag=mpi.WORK)
+        if not len(got):
+            break
+        items += [int(item) for item in got]
+    os.write(1, f"items {sorted(items)}\\n".encode())
+comm.Free()
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_the_dispatcher_waits_for_requests_without_spinning_a_core(tmp_path):
+    """Rank 0's dispatcher thread, waiting two seconds for a request, uses a fraction of a
+    core (Open MPI's blocking receive would use all of it, which rank 0's own work
+    needs), and still hands out every item."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    script = tmp_path / "idle.py"
+    script.write_text(IDLE_DISPATCHER)
+    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
+        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run(under_mpi([sys.executable, script], 2), capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert lines["items"] == "[0, 1, 2]"
+    waited, _, used = lines["waited"].partition(" cpu ")
+    assert float(waited) >= 1.5
+    assert float(used) < 0.25 * float(waited), proc.stdout
+
+
 STOPS_AT_EXIT = """
 import os, signal, sys
 from mpi4py import MPI

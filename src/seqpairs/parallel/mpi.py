@@ -45,6 +45,7 @@ DEFAULT_TIMEOUT = 300.0  # seconds a rank may go unheard
 HEARTBEAT, ENDING = 1, 2  # message tags: "I answer", "I am ending the job"
 REQUEST, WORK = 3, 4  # pull's tags: "a list, please", "your list"
 DENSE_STEP = 1 << 22  # entries of a dense array reduced at a time
+DISPATCH_POLL = 0.001  # seconds between the dispatcher's probes for requests
 
 
 def launched() -> bool:
@@ -218,9 +219,14 @@ def dispatch(comm, queue: WorkQueue, workers: int) -> None:
 
     status = MPI.Status()
     while workers:
-        rate = comm.recv(source=MPI.ANY_SOURCE, tag=REQUEST, status=status)
-        items = queue.take(status.Get_source(), rate)
-        comm.send(items, dest=status.Get_source(), tag=WORK)
+        # probed, not waited for in recv: Open MPI's blocking receive spins a core, which
+        # rank 0's own work needs
+        while not comm.Iprobe(source=MPI.ANY_SOURCE, tag=REQUEST, status=status):
+            time.sleep(DISPATCH_POLL)
+        source = status.Get_source()
+        rate = comm.recv(source=source, tag=REQUEST)
+        items = queue.take(source, rate)
+        comm.send(items, dest=source, tag=WORK)
         workers -= not len(items)
 
 
