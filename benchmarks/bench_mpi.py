@@ -19,6 +19,9 @@ comes (seeds/common.DenseDigest) instead of a matrix no machine holds; rank 0 pr
 digest of all ranks', the same for any rank count. --shard K/N computes only shard K of
 N of the tiles (split as `seqpairs distance --shard` splits them), so that a run longer
 than one call is several: the shards' digests and times add up to the whole run's.
+--ledger FILE appends each shard's line (shard, ranks, wall, rank times, digest) to FILE,
+and --report FILE adds up a ledger's shards once all N are there: the measured wall time
+of the whole problem on that many ranks, and its digest (seeds/ledgers/ keeps them).
 """
 from __future__ import annotations
 
@@ -74,7 +77,12 @@ def main() -> None:
     parser.add_argument("--split", choices=("pull", "share", "naive"), default="pull")
     parser.add_argument("--shard", type=shard, default=(0, 1), metavar="K/N",
                         help="only shard K of N of the tiles")
+    parser.add_argument("--ledger", type=Path, help="append this shard's line to this TSV")
+    parser.add_argument("--report", type=Path, metavar="LEDGER",
+                        help="add up the shards of a ledger (no run)")
     args = parser.parse_args()
+    if args.report:
+        return report(args.report)
     w = parallel.current()
     seqs = sequences(args.log2n, args.sd)
     bins = binning.make_bins(seqs.lengths, binning.BIN_WIDTH)
@@ -108,6 +116,42 @@ def main() -> None:
               f"rank times {np.round(times, 1).tolist()}, "
               f"utilisation {times.sum() / (w.size * times.max()):.3f}, "
               f"{int(tiles['cells'].sum()) / wall / 1e9:.1f} GCUPS{dense}")
+        if args.ledger:
+            with open(args.ledger, "a") as ledger:
+                ledger.write("\t".join(map(str, (
+                    args.log2n, args.dense, args.sd, *args.shard, w.size, f"{wall:.1f}",
+                    ",".join(f"{t:.1f}" for t in times), int(tiles["cells"].sum()),
+                    f"{int(digests.sum(dtype=np.uint64)):016x}"))) + "\n")
+
+
+LEDGER_FIELDS = ("log2n", "dense", "sd", "shard", "shards", "ranks", "wall", "rank_times",
+                 "cells", "digest")
+
+
+def report(path: Path) -> None:
+    """The whole problem from a ledger's shards (the last line of each shard counts)."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        row = dict(zip(LEDGER_FIELDS, line.split("\t")))
+        rows[int(row["shard"])] = row
+    if not rows:
+        raise SystemExit(f"{path}: no shard measured yet")
+    first = next(iter(rows.values()))
+    shards = int(first["shards"])
+    if {(r["log2n"], r["dense"], r["sd"], r["shards"], r["ranks"]) for r in rows.values()} \
+            != {(first["log2n"], first["dense"], first["sd"], first["shards"], first["ranks"])}:
+        raise SystemExit(f"{path}: shards of different problems or rank counts")
+    missing = sorted(set(range(shards)) - set(rows))
+    wall = sum(float(r["wall"]) for r in rows.values())
+    cells = sum(int(r["cells"]) for r in rows.values())
+    digest = sum(int(r["digest"], 16) for r in rows.values()) % 2**64
+    what = f"2^{first['log2n']}, dense {first['dense']}, sd {first['sd']}, {first['ranks']} ranks"
+    if missing:
+        print(f"{what}: {len(rows)} of {shards} shards measured ({wall:.1f} s), waiting for "
+              f"{missing}")
+        return
+    print(f"{what}, {shards} shards each measured: wall {wall:.1f} s ({wall / 60:.1f} min), "
+          f"{cells / wall / 1e9:.1f} GCUPS, dense digest {digest:016x}")
 
 
 if __name__ == "__main__":
