@@ -24,8 +24,9 @@ import numpy as np
 
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
+from seqpairs.formats.edge_writer import write_edges_together
 from seqpairs.formats.runs import Spill
-from seqpairs.stages.distance import key_ranges, write_edges_together
+from seqpairs.stages.distance import key_ranges
 
 SEQUENCES = 1 << 16
 BATCH = 1 << 20

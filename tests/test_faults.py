@@ -235,7 +235,7 @@ def test_rank_that_does_not_see_the_edge_list_is_one_clear_line(tmp_path):
 
     from seqpairs.errors import UserError
     from seqpairs.formats.distances import Edges
-    from seqpairs.stages.distance import write_edges_together
+    from seqpairs.formats.edge_writer import write_edges_together
 
     def fail(error):
         raise error

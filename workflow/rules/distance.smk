@@ -114,6 +114,7 @@ rule distance_merge:
         dataset=datasets_regex(SHARDED),
     conda:
         "../../envs/seqpairs.yaml"
+    threads: threads_of("distance")
     resources:
         mem_mib=lambda wildcards: RANK_MEMORY_MIB
         + stage(wildcards, "distance")["memory"],

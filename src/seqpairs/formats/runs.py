@@ -15,8 +15,8 @@ Under MPI each worker's runs are cut into ranges of keys (Spill.slices): the wor
 owns a range reads that range's slices of every worker's runs, in their folders beside
 the output, and merges them.
 
-The shards of an edge list are sorted runs already: merge_edge_lists copies each into a
-run file (checking it as it reads) and merges them the same way.
+The shards of an edge list are sorted runs already: edge_list_run copies one into a run
+file, checking it as it reads (formats/edge_writer.merge_edge_lists merges them).
 """
 from __future__ import annotations
 
@@ -33,12 +33,9 @@ from .atomic import RUNS_SUFFIX, remove_stale, temporary_name
 from .distances import (
     Layout,
     check_pairs,
-    edge_list_about,
     edge_list_column,
-    merged_about,
     pair_from_index,
     pair_index,
-    write_edge_stream,
 )
 
 KEY = np.dtype(np.int64)
@@ -378,20 +375,6 @@ def pieces(runs: list, names, budget: int, step: int = STEP):
             yield {name: values[start:start + step] for name, values in chunk.items()}
 
 
-def edge_columns(runs: list, budget: int, layout: Layout):
-    """chunks(name) of the runs' pairs in (i, j) order for each edge list member of
-    `layout` (formats.distances.write_edge_stream): a merge of the runs per member, so
-    callers pass one run (fewer_runs(most=1)), which the
-    members read in turn without one."""
-    needs = {"i": [], "j": [], "distance": list(layout.distance_from)}
-
-    def chunks(name):
-        for piece in pieces(runs, needs.get(name, [name]), budget):
-            yield member_rows(piece, name, layout)
-
-    return chunks
-
-
 def member_rows(piece: dict, name: str, layout: Layout) -> np.ndarray:
     """Edge list member `name`'s rows of a merged piece (its key and the run columns the
     member is made from)."""
@@ -438,25 +421,3 @@ def edge_list_run(path, count: int, n: int, scratch: Scratch,
     except OSError as exc:
         raise scratch.error(exc) from None
     return run
-
-
-def merge_edge_lists(paths: list, out, budget: int) -> int:
-    """`seqpairs merge`: the edge list of the shards 0..K-1 of one run at `paths`, written
-    to `out` within `budget` bytes: each shard is a sorted run, copied and checked, and
-    the runs are merged as the edge list is written. Returns the number of pairs."""
-    parts = [edge_list_about(path) for path in paths]
-    about = merged_about([part for part, _ in parts], [str(path) for path in paths])
-    columns = run_columns(about.layout)
-    with Scratch(Path(out).parent, Path(out).name) as scratch:
-        runs = [edge_list_run(path, count, about.n, scratch, columns)
-                for path, (_, count) in zip(paths, parts)]
-        runs = fewer_runs(runs, budget, scratch, columns, most=1)
-        last = -1
-        for chunk in merged(runs, [], budget):
-            keys = chunk["key"]
-            if keys[0] <= last or (np.diff(keys) <= 0).any():
-                raise UserError("the edge lists to merge overlap (a pair in two shards)")
-            last = int(keys[-1])
-        count = sum(count for _, count in parts)
-        write_edge_stream(out, about, count, edge_columns(runs, budget, about.layout))
-    return count

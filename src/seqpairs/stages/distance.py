@@ -15,46 +15,34 @@ tiles it pulls from rank 0 (parallel.Executor.pull, by cost) into its own runs, 
 each cut into fixed ranges of keys, several a rank (key_ranges); each rank merges the
 slices of every rank's runs in its ranges, read from their folders beside the output
 (no exchange of pairs between the ranks), and writes its ranges' parts of each output
-into the one file at once (one_file: the edge list's rows, rank 0 the zip's headers
-last; mothur's lines after the bytes of the ranges before). The output is the same bytes
-whoever computed which tile.
+into the one file at once (formats/edge_writer.py: the edge list's rows, rank 0 the
+zip's headers last; mothur's lines after the bytes of the ranges before). The output is
+the same bytes whoever computed which tile.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
 import math
-import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from .. import backends, parallel, scoring
 from ..errors import UserError
-from ..formats.atomic import STDIO, atomic_path, write_error
+from ..formats.atomic import STDIO
 from ..formats.distances import (
     Edges,
-    edge_members,
     sequence_digest,
     write_condensed,
     write_matrix,
     write_seqdist_text,
 )
+from ..formats.edge_writer import merge_edge_lists, one_file, write_edges_together
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import mothur_lines, write_mothur_column, write_phylip
-from ..formats.npz import Archive, crc32_combine
-from ..formats.runs import (
-    FileRun,
-    Spill,
-    edge_pieces,
-    edge_rows,
-    even_splits,
-    fewer_runs,
-    merge_edge_lists,
-    pair_chunks,
-)
+from ..formats.runs import FileRun, Spill, even_splits, fewer_runs, pair_chunks
 from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
@@ -79,7 +67,6 @@ COPY = 1 << 24  # bytes copied at a time
 # Key ranges a worker under MPI: more than one, so that kept pairs crowded in one part of
 # the input (reads sorted by abundance) are shared among the workers.
 RANGES_PER_WORKER = 8
-PIECE = 1 << 16  # pairs of the edge list's rows made and written by one thread at a time
 memory = number(1.0, MAX_MEMORY)  # the type of --memory
 
 
@@ -210,99 +197,6 @@ def key_ranges(executor, spill: Spill, n: int) -> tuple[dict, np.ndarray]:
     return owned, totals
 
 
-@contextlib.contextmanager
-def one_file(executor, path, size: int):
-    """On every worker, a handle (r+b) on the one temporary file of `path`, which the root
-    makes `size` bytes long, for each worker to write its part in place. The file becomes
-    `path` when the root's block ends, after every worker has closed its handle. Any
-    worker's failure ends every worker with one line."""
-    try:
-        with contextlib.ExitStack() as stack:
-            tmp = None
-            if executor.root:
-                tmp = stack.enter_context(atomic_path(path))
-                os.truncate(tmp, size)
-            tmp = executor.broadcast(tmp)
-            try:
-                fh = open(tmp, "r+b")
-            except FileNotFoundError:
-                raise UserError(f"{path}: rank {executor.rank} does not see the file rank 0 "
-                                "made: the output's folder must be on a file system that every "
-                                "rank shares") from None
-            with fh:
-                yield fh
-            executor.barrier()  # every part is written before the root renames the file
-    except OSError as error:  # this worker's disk full: every worker must end
-        executor.fail(write_error(Path(path), error))
-    except UserError as error:
-        executor.fail(error)
-
-
-def write_edges_together(executor, path, about: Edges, counts: np.ndarray, owned: dict,
-                         budget: int, threads: int) -> None:
-    """The edge list written by every worker at once into the one file: each the rows of
-    every pair member of the key ranges it owns (`owned`: range -> runs; range r's rows
-    follow those of the ranges before it, `counts` pairs each; write_ranges), the root the
-    other members and then the zip's headers from the CRCs of every range's pieces
-    (formats/npz.py)."""
-    members = edge_members(about, int(counts.sum()), None)  # pairs' rows: write_ranges
-    archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
-    pairs = about.layout.members
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    with one_file(executor, path, archive.end) as fh:
-        mine = write_ranges(archive, fh.fileno(), about.layout, owned, starts, budget, threads)
-        key = np.array([r * len(pairs) + k for r in owned for k in range(len(pairs))],
-                       np.int64)
-        gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
-        if executor.root:  # every range's pieces of each pair member, range after range
-            crcs, sizes = (column.reshape(len(counts), len(pairs)) for column in gathered)
-            pieces = {}
-            for name, _, _, member_chunks in members:
-                if name in pairs:
-                    k = pairs.index(name)
-                    rest = list(zip(crcs[:, k].tolist(), sizes[:, k].tolist()))
-                else:
-                    rest = [archive.write_rows(fh, name, 0, member_chunks)]
-                pieces[name] = [archive.write_header(fh, name), *rest]
-            archive.finish(fh, pieces)
-    log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
-             path)
-
-
-def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndarray,
-                 budget: int, threads: int) -> list:
-    """(CRC-32, bytes) of each owned range's piece of each pair member (range after range,
-    member after member): each range's runs merged here within the budget, in pieces of
-    PIECE pairs whose rows `threads` threads make and write at once (Archive.write_piece;
-    NumPy, zlib and the writes let them run beside each other), at most 2 x threads
-    pieces in hand; each member's CRC-32 combined over its pieces in order."""
-    pairs = layout.members
-    written = {}  # range -> the futures of its pieces, in order
-    submitted = []  # every piece's future, in order: the oldest awaited beyond 2 x threads
-    with ThreadPoolExecutor(threads, thread_name_prefix="seqpairs-rows") as pool:
-        for r, runs in owned.items():
-            row, written[r] = int(starts[r]), []
-            for piece in edge_pieces(runs, budget, layout, PIECE):
-                # a copy: the merge's chunk that the piece views goes as the merge moves on
-                piece = {name: values.copy() for name, values in piece.items()}
-                submitted.append(pool.submit(
-                    lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
-                    piece, row))
-                written[r].append(submitted[-1])
-                row += len(piece["key"])
-                if len(submitted) > 2 * threads:
-                    submitted[-2 * threads - 1].result()
-    mine = []
-    for r in owned:
-        pieces = [future.result() for future in written[r]]
-        for name in pairs:
-            crc, size = 0, 0
-            for piece in pieces:
-                crc, size = crc32_combine(crc, *piece[name]), size + piece[name][1]
-            mine.append((crc, size))
-    return mine
-
-
 def write_mothur_together(executor, path, ids, owned: dict, spill: Spill,
                           max_distance: float) -> None:
     """mothur's column file written by every worker at once: each formats the lines of
@@ -336,7 +230,8 @@ def write_mothur_together(executor, path, ids, owned: dict, spill: Spill,
 
 
 def run_merge(args) -> None:
-    merge_edge_lists(args.input, args.edges, int(args.memory * MIB))
+    merge_edge_lists(args.input, args.edges, int(args.memory * MIB),
+                     args.threads or runtime_threads())
 
 
 def register(sub) -> None:
@@ -399,4 +294,6 @@ def register(sub) -> None:
     m.add_argument("--memory", type=memory, default=MEMORY, metavar="MIB",
                    help=f"memory for the pairs, in MiB; the shards are sorted runs, merged "
                    f"in a temporary folder beside the output (default {MEMORY})")
+    m.add_argument("--threads", type=threads, default=None,
+                   help="threads writing the merged edge list (default: all cores)")
     m.set_defaults(func=run_merge)

@@ -1,0 +1,142 @@
+"""The edge list written from sorted runs (formats/runs.py): its pair members' rows made
+and written by threads in pieces, in place in the one file, by every worker at once under
+MPI (each the key ranges it owns, the root the other members and the zip's headers last:
+formats/npz.Archive); and `seqpairs merge`, the shards of one run written the same way.
+The executor is passed in (parallel's contract; one process: parallel.local.Local)."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from ..parallel.local import Local
+from .atomic import atomic_path, write_error
+from .distances import Edges, edge_list_about, edge_members, merged_about
+from .npz import Archive, crc32_combine
+from .runs import Scratch, edge_list_run, edge_pieces, edge_rows, fewer_runs, merged, run_columns
+
+log = logging.getLogger("seqpairs.distance")
+PIECE = 1 << 16  # pairs of the edge list's rows made and written by one thread at a time
+
+
+@contextlib.contextmanager
+def one_file(executor, path, size: int):
+    """On every worker, a handle (r+b) on the one temporary file of `path`, which the root
+    makes `size` bytes long, for each worker to write its part in place. The file becomes
+    `path` when the root's block ends, after every worker has closed its handle. Any
+    worker's failure ends every worker with one line."""
+    try:
+        with contextlib.ExitStack() as stack:
+            tmp = None
+            if executor.root:
+                tmp = stack.enter_context(atomic_path(path))
+                os.truncate(tmp, size)
+            tmp = executor.broadcast(tmp)
+            try:
+                fh = open(tmp, "r+b")
+            except FileNotFoundError:
+                raise UserError(f"{path}: rank {executor.rank} does not see the file rank 0 "
+                                "made: the output's folder must be on a file system that every "
+                                "rank shares") from None
+            with fh:
+                yield fh
+            executor.barrier()  # every part is written before the root renames the file
+    except OSError as error:  # this worker's disk full: every worker must end
+        executor.fail(write_error(Path(path), error))
+    except UserError as error:
+        executor.fail(error)
+
+
+def write_edges_together(executor, path, about: Edges, counts: np.ndarray, owned: dict,
+                         budget: int, threads: int) -> None:
+    """The edge list written by every worker at once into the one file: each the rows of
+    every pair member of the key ranges it owns (`owned`: range -> runs; range r's rows
+    follow those of the ranges before it, `counts` pairs each; write_ranges), the root the
+    other members and then the zip's headers from the CRCs of every range's pieces
+    (formats/npz.py)."""
+    members = edge_members(about, int(counts.sum()), None)  # pairs' rows: write_ranges
+    archive = Archive((name, dtype, shape) for name, dtype, shape, _ in members)
+    pairs = about.layout.members
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    with one_file(executor, path, archive.end) as fh:
+        mine = write_ranges(archive, fh.fileno(), about.layout, owned, starts, budget, threads)
+        key = np.array([r * len(pairs) + k for r in owned for k in range(len(pairs))],
+                       np.int64)
+        gathered = executor.gather(key, tuple(np.array(c, np.int64) for c in zip(*mine)))
+        if executor.root:  # every range's pieces of each pair member, range after range
+            crcs, sizes = (column.reshape(len(counts), len(pairs)) for column in gathered)
+            pieces = {}
+            for name, _, _, member_chunks in members:
+                if name in pairs:
+                    k = pairs.index(name)
+                    rest = list(zip(crcs[:, k].tolist(), sizes[:, k].tolist()))
+                else:
+                    rest = [archive.write_rows(fh, name, 0, member_chunks)]
+                pieces[name] = [archive.write_header(fh, name), *rest]
+            archive.finish(fh, pieces)
+    log.info("edge list written: %s" if executor.root else "rows of the edge list written: %s",
+             path)
+
+
+def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndarray,
+                 budget: int, threads: int) -> list:
+    """(CRC-32, bytes) of each owned range's piece of each pair member (range after range,
+    member after member): each range's runs merged here within the budget, in pieces of
+    PIECE pairs whose rows `threads` threads make and write at once (Archive.write_piece;
+    NumPy, zlib and the writes let them run beside each other), at most 2 x threads
+    pieces in hand; each member's CRC-32 combined over its pieces in order."""
+    pairs = layout.members
+    written = {}  # range -> the futures of its pieces, in order
+    submitted = []  # every piece's future, in order: the oldest awaited beyond 2 x threads
+    with ThreadPoolExecutor(threads, thread_name_prefix="seqpairs-rows") as pool:
+        for r, runs in owned.items():
+            row, written[r] = int(starts[r]), []
+            for piece in edge_pieces(runs, budget, layout, PIECE):
+                # a copy: the merge's chunk that the piece views goes as the merge moves on
+                piece = {name: values.copy() for name, values in piece.items()}
+                submitted.append(pool.submit(
+                    lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
+                    piece, row))
+                written[r].append(submitted[-1])
+                row += len(piece["key"])
+                if len(submitted) > 2 * threads:
+                    submitted[-2 * threads - 1].result()
+    mine = []
+    for r in owned:
+        pieces = [future.result() for future in written[r]]
+        for name in pairs:
+            crc, size = 0, 0
+            for piece in pieces:
+                crc, size = crc32_combine(crc, *piece[name]), size + piece[name][1]
+            mine.append((crc, size))
+    return mine
+
+
+def merge_edge_lists(paths: list, out, budget: int, threads: int = 1) -> int:
+    """`seqpairs merge`: the edge list of the shards 0..K-1 of one run at `paths`, written
+    to `out` within `budget` bytes by `threads` threads: each shard is a sorted run,
+    copied and checked, the runs' keys are merged once to refuse a pair in two shards,
+    and merged again as the edge list's rows are written (write_edges_together, one
+    worker). Returns the number of pairs."""
+    parts = [edge_list_about(path) for path in paths]
+    about = merged_about([part for part, _ in parts], [str(path) for path in paths])
+    columns = run_columns(about.layout)
+    count = sum(count for _, count in parts)
+    with Scratch(Path(out).parent, Path(out).name) as scratch:
+        runs = [edge_list_run(path, part_count, about.n, scratch, columns)
+                for path, (_, part_count) in zip(paths, parts)]
+        runs = fewer_runs(runs, budget, scratch, columns)
+        last = -1
+        for chunk in merged(runs, [], budget):
+            keys = chunk["key"]
+            if keys[0] <= last or (np.diff(keys) <= 0).any():
+                raise UserError("the edge lists to merge overlap (a pair in two shards)")
+            last = int(keys[-1])
+        write_edges_together(Local(), out, about, np.array([count]), {0: runs}, budget,
+                             threads)
+    return count
