@@ -217,6 +217,16 @@ def run_distance(args, ranks=None):
     return run_seqpairs("distance", args, ranks)
 
 
+def run_script(path: Path, text: str, ranks: int, *args) -> subprocess.CompletedProcess:
+    """The Python script `text`, written to `path`, run as `ranks` MPI ranks with this
+    checkout's seqpairs importable."""
+    path.write_text(text)
+    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
+        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
+    return subprocess.run(under_mpi([sys.executable, path, *args], ranks), capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
 def prefix_family(seed: int, n: int, length: int, shortest: int, substitutions: int):
     """n prefixes of one random root, of lengths shortest..length, each with a few
     substitutions: related sequences whose pairs differ in cost."""
@@ -374,12 +384,7 @@ def test_ranks_that_wait_for_an_answering_rank_do_not_time_out(tmp_path):
     """Waiting longer than the timeout for a rank that answers (its watchdog does while
     it works) is no failure, neither in a collective call nor at exit."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
-    script = tmp_path / "waits.py"
-    script.write_text(WAITS)
-    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
-        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run(under_mpi([sys.executable, script], 3), capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = run_script(tmp_path / "waits.py", WAITS, 3)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split("\n")) == ["", "done 0", "done 1", "done 2"]
 
@@ -425,12 +430,7 @@ def test_the_dispatcher_waits_for_requests_without_spinning_a_core(tmp_path):
     core (Open MPI's blocking receive would use all of it, which rank 0's own work
     needs), and still hands out every item."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
-    script = tmp_path / "idle.py"
-    script.write_text(IDLE_DISPATCHER)
-    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
-        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run(under_mpi([sys.executable, script], 2), capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = run_script(tmp_path / "idle.py", IDLE_DISPATCHER, 2)
     assert proc.returncode == 0, proc.stderr
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert lines["items"] == "[0, 1, 2]"
@@ -465,13 +465,8 @@ def test_rank_stopped_after_the_last_barrier_ends_the_job(tmp_path, stopped):
     """MPI_Finalize waits for every rank and lets no watchdog thread run: a rank stopped
     there still ends the job, with one line, soon after the timeout."""
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
-    script = tmp_path / "stops.py"
-    script.write_text(STOPS_AT_EXIT)
-    env = dict(MPI_ENV, PYTHONPATH=os.pathsep.join(p for p in (
-        str(Path(parallel.__file__).parents[2]), os.environ.get("PYTHONPATH")) if p))
     start = time.monotonic()
-    proc = subprocess.run(under_mpi([sys.executable, script, stopped], 3), capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = run_script(tmp_path / "stops.py", STOPS_AT_EXIT, 3, stopped)
     waited = time.monotonic() - start
     assert proc.returncode != 0
     output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
