@@ -73,6 +73,11 @@ def run(args) -> None:
     n = np.array([len(c) for c in subjects], dtype=np.int64)[index[:, 1]]
     executor = parallel.current()
     backend = backends.select(args.backend, executor.device)
+    if executor.size > 1 and len(index):
+        # compiled before the pull: a rank's first list measures its speed, and a rate
+        # that is mostly a compile makes a rank that starts late retire at once
+        backend.local_scores(scheme, queries, subjects, index[:1], keys, 1, args.seed,
+                             args.threads, profiles)
     mine, real, shuffled, mu, beta = score_and_fit(
         backend, scheme, queries, subjects, index, keys, args.shuffles, args.seed,
         args.threads, work=executor.pull(m * n), eta=executor.size == 1, fit=args.fit,
