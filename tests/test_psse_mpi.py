@@ -32,6 +32,26 @@ def test_any_rank_count_gives_the_same_bytes(tmp_path):
         assert output(f"ranks{ranks}", ranks) == single, f"{ranks} ranks differ"
 
 
+def test_ranks_without_a_pair_give_the_same_bytes(tmp_path):
+    """More ranks than pairs: the ranks that pull nothing add empty columns of the same
+    shapes to rank 0's table (with and without the shuffled scores kept for --plots)."""
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    seqs = prefix_family(5, 2, 120, 100, 8)
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("query\ttarget\ns1\ts0\n")
+    for plots in ([], ["--plots", tmp_path / "plots"]):
+        outs = []
+        for ranks in (None, 3):
+            outs.append(tmp_path / f"out{ranks}.tsv")
+            proc = run_psse(["-i", fasta, "--pairs", pairs, "-o", outs[-1], "--shuffles", 20,
+                             *plots], ranks)
+            assert proc.returncode == 0, proc.stderr
+        assert outs[0].read_bytes().count(b"\n") == 2
+        assert outs[1].read_bytes() == outs[0].read_bytes()
+
+
 def test_input_error_under_mpi_is_one_line(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
     fasta, pairs = tmp_path / "in.fasta", tmp_path / "pairs.tsv"

@@ -79,12 +79,12 @@ def score_and_fit(backend, scheme, queries, targets, index: np.ndarray, keys: np
                 progress.update(float(cells[step].sum()))
         fits = [f.result() for f in fits]
     progress.finish()
-    if not real:
+    if not real:  # no pair for this worker: empty columns of the same shapes
         rows = [np.empty(0, dtype=np.int64)]
-        real, shuffled = (list(scores) for scores in zip(backend.local_scores(
-            scheme, queries, targets, index[rows[0]], keys, shuffles, seed, threads,
-            profiles)))
-        fits = [gumbel.FITS[fit](shuffled[0])]
+        scores = backend.local_scores(scheme, queries, targets, index[rows[0]], keys,
+                                      shuffles, seed, threads, profiles)
+        real, shuffled = [scores[0]], [scores[1] if keep_shuffled else scores[1][:, :0]]
+        fits = [gumbel.FITS[fit](scores[1])]
     mu, beta = (np.concatenate(column) for column in zip(*fits))
     return np.concatenate(rows), np.concatenate(real), np.concatenate(shuffled), mu, beta
 
