@@ -10,7 +10,10 @@ last:
     [mpiexec -n P] python benchmarks/bench_write.py [--pairs 2e7] [--memory 256]
                                                      [--folder /tmp] [--threads T]
 
-This is the tail of `seqpairs distance` after its computing (issue 21).
+This is the tail of `seqpairs distance` after its computing (issue 21). `--runs K`
+times the merge alone, in one thread, as a range's owner merges K runs (a rank's slices
+of every rank's runs): the pairs dealt at random to K sorted runs in memory, merged
+through runs.edge_pieces within --memory.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import numpy as np
 from seqpairs import parallel
 from seqpairs.formats.distances import Edges
 from seqpairs.formats.edge_writer import write_edges_together
-from seqpairs.formats.runs import Spill
+from seqpairs.formats.runs import MemoryRun, Spill, edge_pieces, run_columns
 from seqpairs.stages.distance import key_ranges
 
 SEQUENCES = 1 << 16
@@ -39,7 +42,10 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads that make and write the rows, as --threads")
+    parser.add_argument("--runs", type=int, help="time the merge of this many runs alone")
     args = parser.parse_args()
+    if args.runs:
+        return merge_alone(int(args.pairs), args.runs, int(args.memory * (1 << 20)))
     executor = parallel.current()
     count, budget = int(args.pairs), int(args.memory * (1 << 20))
     rng = np.random.default_rng(1)
@@ -75,6 +81,23 @@ def main() -> None:
               f"{add:.1f} s, merge {merge:.1f} s, write "
               f"{write:.1f} s, {out.stat().st_size / 1e9:.2f} GB")
         out.unlink()
+
+
+def merge_alone(count: int, runs: int, budget: int) -> None:
+    rng = np.random.default_rng(1)
+    keys = np.sort(rng.choice(SEQUENCES * (SEQUENCES - 1) // 2, count, replace=False))
+    owner = rng.integers(0, runs, count)
+    layout = Edges(1, [], None, None, {}, max_distance=0.1).layout
+    columns = run_columns(layout)
+    parts = [MemoryRun({name: keys[owner == r] if name == "key" else
+                        np.zeros((owner == r).sum(), dtype) for name, dtype in columns.items()},
+                       columns) for r in range(runs)]
+    start, merged = time.perf_counter(), 0
+    for piece in edge_pieces(parts, budget, layout):
+        merged += len(piece["key"])
+    seconds = time.perf_counter() - start
+    print(f"{merged} pairs in {runs} runs merged within {budget >> 20} MiB: {seconds:.2f} s, "
+          f"{merged / seconds / 1e6:.1f} M pairs/s")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ KEY = np.dtype(np.int64)
 # and one column's reordered copy.
 SORT_OVERHEAD = 16
 MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
+ROUND = 1 << 17  # records a round of the merge takes, about: its sort stays in cache
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
 
 
@@ -115,35 +116,47 @@ def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> F
 
 
 class Cursor:
-    """Reads one run window by window for `merged`."""
+    """Reads one run for `merged` through a window of at most `window` records, topped up
+    from the run whenever less than half of it is left: every round of the merge then
+    takes about half a window from every run. (Refilled only when empty, the windows of
+    many runs would end near one key, and most rounds would take a few records from each.)"""
 
     def __init__(self, run, names, window: int):
         self.run, self.names, self.window = run, names, window
         self.loaded = 0  # records read from the run so far
-        self._load()
+        self.values = {name: run.read(name, 0, 0) for name in names}
+        self.position = 0
+        self._top_up()
 
-    def _load(self) -> None:
-        stop = min(self.loaded + self.window, self.run.count)
-        self.values = {name: self.run.read(name, self.loaded, stop) for name in self.names}
+    def _top_up(self) -> None:
+        stop = min(self.loaded + self.window - self.left, self.run.count)
+        self.values = {name: np.concatenate([values[self.position:],
+                                             self.run.read(name, self.loaded, stop)])
+                       for name, values in self.values.items()}
         self.loaded, self.position = stop, 0
 
     @property
+    def left(self) -> int:
+        """Records of the window not taken yet."""
+        return len(self.values["key"]) - self.position
+
+    @property
     def done(self) -> bool:
-        return self.position == len(self.values["key"])
+        return self.left == 0
 
     @property
     def last_key(self) -> int:
         return int(self.values["key"][-1])
 
     def take(self, frontier: int) -> dict[str, np.ndarray]:
-        """The window's next records with key <= frontier (refilling the window when they
-        were its last)."""
+        """The window's next records with key <= frontier (then topped up when less than
+        half of it is left)."""
         keys = self.values["key"]
         end = self.position + int(np.searchsorted(keys[self.position:], frontier, "right"))
         part = {name: values[self.position:end] for name, values in self.values.items()}
         self.position = end
-        if self.done and self.loaded < self.run.count:
-            self._load()
+        if 2 * self.left < self.window and self.loaded < self.run.count:
+            self._top_up()
         return part
 
 
@@ -155,10 +168,14 @@ def window_for(runs: list, width: int, budget: int) -> int:
 
 
 def merged(runs: list, names, budget: int):
-    """The records of `runs` in key order, as chunks: dicts of "key" and `names`."""
+    """The records of `runs` in key order, as chunks: dicts of "key" and `names`. Each
+    round takes every run's records up to the least of their windows' last keys, about
+    half a window from each (Cursor), so windows of 2 ROUND / len(runs) records (within
+    the budget; at least MIN_WINDOW) give rounds of about ROUND records."""
     names = ["key", *(name for name in names if name != "key")]
     width = sum(run.columns[name].itemsize for run in runs[:1] for name in names)
-    window = max(window_for(runs, width, budget), MIN_WINDOW)
+    window = max(min(window_for(runs, width, budget), 2 * ROUND // max(len(runs), 1)),
+                 MIN_WINDOW)
     cursors = [Cursor(run, names, window) for run in runs if run.count]
     while cursors:
         frontier = min(cursor.last_key for cursor in cursors)
