@@ -43,7 +43,7 @@ KEY = np.dtype(np.int64)
 # and one column's reordered copy.
 SORT_OVERHEAD = 16
 MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
-ROUND = 1 << 17  # records a round of the merge takes, about: its sort stays in cache
+ROUND = 1 << 17  # records a round of the merge aims at: its sort stays in cache
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
 
 
@@ -117,9 +117,9 @@ def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> F
 
 class Cursor:
     """Reads one run for `merged` through a window of at most `window` records, topped up
-    from the run whenever less than half of it is left: every round of the merge then
-    takes about half a window from every run. (Refilled only when empty, the windows of
-    many runs would end near one key, and most rounds would take a few records from each.)"""
+    from the run whenever less than half of it is left. (Refilled only when empty, the
+    windows of many runs came to end near one key, and most rounds of the merge took a few
+    records from each: 642 rounds for 12 M pairs in 144 runs, 72 topped up.)"""
 
     def __init__(self, run, names, window: int):
         self.run, self.names, self.window = run, names, window
@@ -169,9 +169,9 @@ def window_for(runs: list, width: int, budget: int) -> int:
 
 def merged(runs: list, names, budget: int):
     """The records of `runs` in key order, as chunks: dicts of "key" and `names`. Each
-    round takes every run's records up to the least of their windows' last keys, about
-    half a window from each (Cursor), so windows of 2 ROUND / len(runs) records (within
-    the budget; at least MIN_WINDOW) give rounds of about ROUND records."""
+    round takes every run's records up to the least of their windows' last keys; windows
+    of 2 ROUND / len(runs) records (within the budget, at least MIN_WINDOW) gave rounds
+    of 1.3-2.1 ROUND records for 16 to 144 runs of random keys."""
     names = ["key", *(name for name in names if name != "key")]
     width = sum(run.columns[name].itemsize for run in runs[:1] for name in names)
     window = max(min(window_for(runs, width, budget), 2 * ROUND // max(len(runs), 1)),
