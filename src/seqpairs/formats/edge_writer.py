@@ -18,7 +18,15 @@ from ..parallel.local import Local
 from .atomic import atomic_path, write_error
 from .distances import Edges, edge_list_about, edge_members, merged_about
 from .npz import Archive, crc32_combine
-from .runs import Scratch, edge_list_run, edge_pieces, edge_rows, fewer_runs, merged, run_columns
+from .runs import (
+    Overlap,
+    Scratch,
+    edge_list_run,
+    edge_pieces,
+    edge_rows,
+    fewer_runs,
+    run_columns,
+)
 
 log = logging.getLogger("seqpairs.distance")
 PIECE = 1 << 16  # pairs of the edge list's rows made and written by one thread at a time
@@ -120,9 +128,9 @@ def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndar
 def merge_edge_lists(paths: list, out, budget: int, threads: int = 1) -> int:
     """`seqpairs merge`: the edge list of the shards 0..K-1 of one run at `paths`, written
     to `out` within `budget` bytes by `threads` threads: each shard is a sorted run,
-    copied and checked, the runs' keys are merged once to refuse a pair in two shards,
-    and merged again as the edge list's rows are written (write_edges_together, one
-    worker). Returns the number of pairs."""
+    copied and checked, and the runs are merged as the edge list's rows are written
+    (write_edges_together, one worker); a pair in two shards is refused as the merge
+    meets it (runs.Overlap), and no output is left. Returns the number of pairs."""
     parts = [edge_list_about(path) for path in paths]
     about = merged_about([part for part, _ in parts], [str(path) for path in paths])
     columns = run_columns(about.layout)
@@ -130,13 +138,10 @@ def merge_edge_lists(paths: list, out, budget: int, threads: int = 1) -> int:
     with Scratch(Path(out).parent, Path(out).name) as scratch:
         runs = [edge_list_run(path, part_count, about.n, scratch, columns)
                 for path, (_, part_count) in zip(paths, parts)]
-        runs = fewer_runs(runs, budget, scratch, columns)
-        last = -1
-        for chunk in merged(runs, [], budget):
-            keys = chunk["key"]
-            if keys[0] <= last or (np.diff(keys) <= 0).any():
-                raise UserError("the edge lists to merge overlap (a pair in two shards)")
-            last = int(keys[-1])
-        write_edges_together(Local(), out, about, np.array([count]), {0: runs}, budget,
-                             threads)
+        try:
+            runs = fewer_runs(runs, budget, scratch, columns)
+            write_edges_together(Local(), out, about, np.array([count]), {0: runs}, budget,
+                                 threads)
+        except Overlap:
+            raise UserError("the edge lists to merge overlap (a pair in two shards)") from None
     return count

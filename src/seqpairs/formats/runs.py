@@ -8,8 +8,9 @@ hands the pairs does not wait for the sort and the disk (a second or more a run)
 end `merged` reads every run in windows and yields the pairs in key order, chunk by
 chunk; when the runs are too many for windows of MIN_WINDOW records within the budget,
 they are first merged in groups into longer runs (one more pass over the data each time).
-Pairs that fit the budget stay in memory and no file is written. Keys are unique (a pair is computed once), so the order
-is total and the output does not depend on how the pairs were cut into runs.
+Pairs that fit the budget stay in memory and no file is written. Keys are unique (a pair
+is computed once; a key in two runs is an Overlap), so the order is total and the output
+does not depend on how the pairs were cut into runs.
 
 Under MPI each worker's runs are cut into ranges of keys (Spill.slices): the worker that
 owns a range reads that range's slices of every worker's runs, in their folders beside
@@ -167,6 +168,10 @@ def window_for(runs: list, width: int, budget: int) -> int:
     return budget // (max(len(runs), 1) * (3 * width + 8))
 
 
+class Overlap(ValueError):
+    """Runs that hold the same key (`merged` yields every key once)."""
+
+
 def merged(runs: list, names, budget: int):
     """The records of `runs` in key order, as chunks: dicts of "key" and `names`. Each
     round takes every run's records up to the least of their windows' last keys; windows
@@ -186,6 +191,8 @@ def merged(runs: list, names, budget: int):
         else:
             keys = np.concatenate([part["key"] for part in parts])
             order = np.argsort(keys, kind="stable")  # runs' sorted stretches: timsort merges them
+            if (np.diff(keys[order]) == 0).any():  # a key in two runs comes in one round
+                raise Overlap("a key in two sorted runs")
             yield {name: np.concatenate([part[name] for part in parts])[order]
                    for name in names}
         cursors = [cursor for cursor in cursors if not cursor.done]
