@@ -347,6 +347,41 @@ def test_a_targets_shuffles_serve_all_its_queries_in_any_order():
     assert np.array_equal(alone[1][0], shuffled[4])
 
 
+class Recorded(list):
+    """A list that records which items were read (psse passes a whole FASTA's sequences
+    with each work list's pairs)."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.read = set()
+
+    def __getitem__(self, k):
+        self.read.add(k)
+        return super().__getitem__(k)
+
+    def __iter__(self):
+        raise AssertionError("the engine walked every sequence")
+
+
+def test_a_call_reads_only_its_pairs_sequences():
+    scheme = SCHEMES["asymmetric"]
+    rng = np.random.default_rng(12)
+    queries, targets = random_pairs(scheme, 13, 40, max_len=30)
+    profiles = [rng.integers(-9, 13, (len(q), 4)).astype(np.int32) for q in queries]
+    keys = np.array([subject_key(f"t{k}") for k in range(40)])
+    # sparse, repeated and unordered rows: their compacted numbering must map back
+    pairs = np.array([(31, 7), (2, 38), (31, 38), (17, 7), (2, 7), (39, 0)])
+    seen_q, seen_t, seen_p = Recorded(queries), Recorded(targets), Recorded(profiles)
+    real, shuffled = cpu_local.local_scores(scheme, seen_q, seen_t, pairs, keys, 9, 4,
+                                            profiles=seen_p)
+    assert seen_q.read == seen_p.read == {2, 17, 31, 39} and seen_t.read == {0, 7, 38}
+    for k, (q, t) in enumerate(pairs):
+        assert real[k] == reference_local.score(queries[q], targets[t], scheme, profiles[q])
+        shuffled_t = targets[t][permutation(len(targets[t]), 4, int(keys[t]), 8)]
+        assert shuffled[k, 8] == reference_local.score(queries[q], shuffled_t, scheme,
+                                                       profiles[q]), k
+
+
 @pytest.mark.parametrize("name", ["dna", "blosum62", "asymmetric"])
 def test_profiles_score_as_the_reference(name):
     scheme = SCHEMES[name]

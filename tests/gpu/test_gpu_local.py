@@ -181,3 +181,16 @@ def test_position_specific_profiles(scheme, lengths):
                 for q in queries]
     pairs = np.array([(q, t) for q in range(len(queries)) for t in range(len(targets))])
     compare(scheme, queries, targets, 40, pairs=pairs, profiles=profiles)
+
+
+def test_a_few_pairs_of_many_sequences():
+    # a work list's pairs name few of the input's sequences, repeated and out of order
+    scheme = SCHEMES["dna"]
+    rng = np.random.default_rng(38)
+    seqs = sequences(rng, scheme, rng.integers(1, 400, 300))
+    queries, targets = seqs[:150], seqs[150:]
+    profiles = [np.clip(scheme.matrix()[q] + rng.integers(-4, 5, (len(q), 4)), -128, 2)
+                for q in queries]
+    pairs = np.array([(149, 3), (7, 140), (149, 140), (60, 3), (7, 3), (0, 149)])
+    compare(scheme, queries, targets, 70, pairs=pairs, keys=np.arange(150) * 11 + 2)
+    compare(scheme, queries, targets, 70, pairs=pairs, profiles=profiles)

@@ -95,8 +95,10 @@ def _end_to_end(seqs) -> np.ndarray | None:
 
 def check_local_inputs(scheme, queries, targets, pairs, keys, shuffles: int, seed: int,
                        profiles=None):
-    """Validated inputs of Backend.local_scores: (queries, targets as uint8 arrays, pairs as
-    int64 [P, 2], keys as int64, profiles as int32 [m, K] arrays or None)."""
+    """Validated inputs of Backend.local_scores, cut down to the sequences the pairs name:
+    (queries, targets as uint8 arrays, pairs as int64 [P, 2] rows into them, keys as
+    int64, profiles as int32 [m, K] arrays or None). A call's cost follows its pairs, not
+    the whole input: psse scores a large FASTA's pairs a work list at a time."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     keys = np.asarray(keys, dtype=np.int64).reshape(-1)
     if len(keys) != len(targets):
@@ -115,11 +117,13 @@ def check_local_inputs(scheme, queries, targets, pairs, keys, shuffles: int, see
         raise UserError(f"psse: the seed must be between 0 and 2**64 - 1, got {seed}")
     if keys.size and keys.min() < 0:
         raise UserError(f"psse: target keys must be >= 0, got {keys.min()}")
+    used = [np.unique(pairs[:, side]) for side in (0, 1)]
+    pairs = np.column_stack([np.searchsorted(used[side], pairs[:, side]) for side in (0, 1)])
     seqs = []
-    for role, group in (("query", queries), ("target", targets)):
+    for role, group, rows in (("query", queries, used[0]), ("target", targets, used[1])):
         out = []
-        for k, codes in enumerate(group):
-            codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        for k in rows.tolist():
+            codes = np.ascontiguousarray(group[k], dtype=np.uint8)
             if codes.size > MAX_LENGTH:
                 raise UserError(f"psse: {role} {k} has {codes.size} letters, more than the "
                                 f"limit of {MAX_LENGTH}")
@@ -129,15 +133,15 @@ def check_local_inputs(scheme, queries, targets, pairs, keys, shuffles: int, see
             out.append(codes)
         seqs.append(out)
     if profiles is not None:
-        profiles = [np.ascontiguousarray(p, dtype=np.int32) for p in profiles]
-        for k, (profile, query) in enumerate(zip(profiles, seqs[0])):
+        profiles = [np.ascontiguousarray(profiles[k], dtype=np.int32) for k in used[0].tolist()]
+        for k, profile, query in zip(used[0].tolist(), profiles, seqs[0]):
             if profile.shape != (len(query), len(scheme.alphabet)):
                 raise UserError(f"psse: the profile of query {k} is {profile.shape}, not "
                                 f"{(len(query), len(scheme.alphabet))} (letters x alphabet)")
             if profile.size and np.abs(profile).max() > MAX_COST:
                 raise UserError(f"psse: the profile of query {k} has a score beyond "
                                 f"+-{MAX_COST}")
-    return seqs[0], seqs[1], pairs, keys, profiles
+    return seqs[0], seqs[1], pairs, keys[used[1]], profiles
 
 
 def target_groups(pair_targets: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
