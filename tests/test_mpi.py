@@ -152,6 +152,20 @@ def test_a_misleading_first_rate_does_not_hand_out_long_lists():
     assert unbounded > 5 * alone  # what the bounds prevent
 
 
+def test_a_probe_on_a_cheap_item_does_not_keep_a_gpu_on_single_items():
+    """Two GPUs (2^16 reads at the thresholds on two H200s): the probe, the cheapest tile,
+    takes a set-up of 0.5 s and every list 20 ms besides its work, so the rate it gives
+    is a 100th of the GPU's, and no other tile fits the bound on a list's time at that
+    rate. Rather than one cheapest tile after another (the 2^17 run's rank 0: 262 lists,
+    5% slower), the next tile goes alone, and its rate sets the next list right."""
+    rng = np.random.default_rng(2)
+    costs = np.concatenate([rng.uniform(2e10, 4e10, 8000), rng.uniform(8e7, 1e9, 900)])
+    speeds = [2.8e12] * 2
+    ideal = costs.sum() / sum(speeds) + 0.5
+    _, finish = pulled(costs, speeds, overhead=0.5, per_list=0.02)
+    assert finish <= 1.03 * ideal
+
+
 @pytest.mark.parametrize("speeds", [[1.0, 1.0, 4.0], [1.0, 1.0, 1.0, 300.0], [2.0, 3.0]])
 def test_work_lists_balance_workers_of_different_speed(speeds):
     """Each worker busy until nearly the end, whatever the speeds (CPU ranks beside a GPU

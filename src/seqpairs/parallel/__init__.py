@@ -98,9 +98,11 @@ class WorkQueue:
     the mean rate): the lists shrink as the work runs out, and a slow worker's last list
     ends about when the fast ones finish (guided self-scheduling, weighted by speed),
     no list longer than half the time since the first, none shorter than a quarter second.
-    Where the next item exceeds that share, the worker gets the cheapest item left if it
-    would finish it before the other workers finish all that is left, else nothing and
-    it retires: a slow worker (a CPU beside a GPU) never holds up the end. The last worker
+    Where only that bound keeps out the next item (a rate measured on one cheap item is
+    mostly its list's fixed cost), the worker gets that item alone if it would finish it
+    before the other workers finish all that is left. Where the share is below the next
+    item, it gets the cheapest item left on the same condition, else nothing and it
+    retires: a slow worker (a CPU beside a GPU) never holds up the end. The last worker
     left gets all that is left in one list (each list ends in a short batch). Each list is
     in item order; an empty list: nothing left for this worker.
     """
@@ -140,32 +142,38 @@ class WorkQueue:
                 return np.sort(self.order[first:stop])
             before = self.done[first - 1] if first else 0.0
             left = self.done[stop - 1] - before
+            cheapest, next_up = self.costs[self.order[stop - 1]], self.costs[self.order[first]]
             if worker not in self.rates:  # its speed first
                 if guess is None or not self.rates:
                     return self.cheapest()
                 others = sum(self.rates.values()) * (self.workers - 1) / len(self.rates)
-                return self.cheapest() if self.fits(stop, guess, left, others) else self.retire(
-                    worker)
+                fits = self.fits(cheapest, guess, left, others)
+                return self.cheapest() if fits else self.retire(worker)
             speed = sum(self.rates.values()) * self.workers / len(self.rates)
             mine = self.rates[worker]
             longest = max(self.FIRST_SECONDS, self.LIST_GROWTH * (self.clock() - self.started))
-            share = min(max(left * mine / speed / self.LIST_SHARE, mine * self.LEAST_SECONDS),
-                        mine * longest)
-            end = min(int(np.searchsorted(self.done, before + share, side="right")), stop)
+            share = max(left * mine / speed / self.LIST_SHARE, mine * self.LEAST_SECONDS)
+            end = min(int(np.searchsorted(self.done, before + min(share, mine * longest),
+                                          side="right")), stop)
+            others = speed - mine  # what the others do meanwhile
+            # a rate measured on one cheap item is mostly its list's fixed cost: where only
+            # the bound by time keeps out the next item, it goes alone (its rate is closer)
+            if end == first and next_up <= share and self.fits(next_up, mine, left, others):
+                end = first + 1
             if end > first:
                 self.first = end
                 return np.sort(self.order[first:end])
-            others = speed - mine  # what the others do meanwhile
-            if self.fits(stop, mine, left, others):
+            if self.fits(cheapest, mine, left, others):
                 return self.cheapest()
             return self.retire(worker)
 
     clock = staticmethod(time.monotonic)
 
-    def fits(self, stop: int, mine: float, left: float, others: float) -> bool:
-        """Whether a worker at rate `mine` finishes the cheapest item left before the
-        others (at `others` together) finish all that is left."""
-        return others <= 0 or self.costs[self.order[stop - 1]] / mine <= left / others
+    @staticmethod
+    def fits(cost: float, mine: float, left: float, others: float) -> bool:
+        """Whether a worker at rate `mine` finishes an item of this cost before the others
+        (at `others` together) finish all that is left."""
+        return others <= 0 or cost / mine <= left / others
 
     def leave(self, worker) -> None:
         """`worker` takes no more lists (it retires)."""
@@ -197,5 +205,8 @@ def timed(take, costs, who=""):
         seconds = max(time.perf_counter() - start, 1e-9)
         cost = float(costs[items].sum())
         rate, lists, done, busy = cost / seconds, lists + 1, done + cost, busy + seconds
+        log.debug("work list %d%s: %d items, cost %.4g, %.3f s, at %.3f s", lists,
+                  f" of the {who}" if who else "", len(items), cost, seconds,
+                  time.perf_counter() - begin)
     log.info("work lists%s: %d, cost %.6g, busy %.3f s of %.3f s",
              f" of the {who}" if who else "", lists, done, busy, time.perf_counter() - begin)
