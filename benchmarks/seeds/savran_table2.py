@@ -9,12 +9,24 @@ Rows run in the order given (the GPU first); a row whose time, estimated from th
 rate measured so far (cells per second per thread), would pass --most-seconds is not
 run and says so, so that one device call holds the others (the one-core rows of 8,192
 reads take about an hour: they wait for a longer run).
+
+--at-once C: each CPU row on T cores runs as C / T shards of the pairs at once, each a
+whole `seqpairs distance --shard K/N --edges ... --max-distance inf` (every pair's
+distance, by the CPU kernel that --condensed uses) on its own T of the machine's first C
+cores (sched_setaffinity). The row's time is the sum of the shards' times less all but
+one start-up (the start-up: a run on 8 reads), as if one process had done their work on
+T cores one shard after another; the shards share the memory bandwidth, caches and
+clock of a busy machine, which a lone run would not. So the rows of a 16-core machine
+take about the 16-core row's time each, where the one-core row alone takes an hour.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,7 +39,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="*", default=[16, 8, 4, 2, 1])
     parser.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--most-seconds", type=float, default=540.0)
+    parser.add_argument("--at-once", type=int, metavar="CORES",
+                        help="each CPU row as CORES / threads shards at once (above)")
     args = parser.parse_args()
+    if args.at_once and any(args.at_once % t for t in args.threads):
+        raise SystemExit("--at-once: give a multiple of every --threads")
     header("Savran et al.'s Table 2 (benchmarks/seeds/savran_table2.py)")
     print("sequences\tpairs\tbackend\tthreads\tseconds\tGCUPS\tspeed-up over 1 core")
     per_thread = None  # cells per second per thread, the best CPU rate so far
@@ -42,14 +58,18 @@ def main() -> None:
             rows = []  # (label, seconds or None, what)
             for backend, threads in runs:
                 label = f"{n}\t{n * (n - 1) // 2}\t{backend}\t{threads or '-'}"
-                guess = cells / (per_thread * threads) if backend == "cpu" and per_thread \
-                    else 0
+                shards = args.at_once // threads if backend == "cpu" and args.at_once else 1
+                guess = cells / (per_thread * threads * shards) if backend == "cpu" and \
+                    per_thread else 0
                 if guess > args.most_seconds:
                     rows.append((label, None, f"not run: about {guess:.0f} s at the rate "
                                  "measured here (waits for a longer run)"))
                     continue
-                seconds, _ = distance(fasta, backend, "--condensed", str(Path(tmp) / "d.npy"),
-                                      threads=threads)
+                if shards > 1 or (backend == "cpu" and args.at_once):
+                    seconds = at_once(fasta, Path(tmp), threads, shards)
+                else:
+                    seconds, _ = distance(fasta, backend, "--condensed",
+                                          str(Path(tmp) / "d.npy"), threads=threads)
                 if backend == "cpu":
                     per_thread = max(per_thread or 0, cells / seconds / threads)
                 rows.append((label, seconds, f"{cells / seconds / 1e9:.2f}"))
@@ -61,6 +81,40 @@ def main() -> None:
                 else:
                     ratio = f"{one_core / seconds:.1f}" if one_core else "-"
                     print(f"{label}\t{seconds:.1f}\t{what}\t{ratio}", flush=True)
+
+def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
+    """The time on `threads` cores of all pairs of `fasta`, from `shards` shards run at
+    once, shard k on cores k x threads .. (k + 1) x threads - 1 (module doc)."""
+    def command(path: Path, shard: int, count: int) -> list[str]:
+        return [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(path),
+                "--backend", "cpu", "--threads", str(threads), "--shard", f"{shard}/{count}",
+                "--edges", str(folder / f"shard{shard}.npz"), "--max-distance", "inf"]
+
+    def pinned(shard: int):
+        cores = set(range(shard * threads, (shard + 1) * threads))
+        return lambda: os.sched_setaffinity(0, cores)
+
+    tiny = folder / "tiny.fasta"
+    with open(fasta) as fh:
+        tiny.write_text("".join(next(fh) for _ in range(16)))  # 8 reads (2 lines each)
+    start = time.perf_counter()
+    subprocess.run(command(tiny, 0, 1), check=True, preexec_fn=pinned(0))
+    start_up = time.perf_counter() - start
+    runs, began = [], time.perf_counter()
+    for shard in range(shards):
+        runs.append(subprocess.Popen(command(fasta, shard, shards), preexec_fn=pinned(shard)))
+    ended = [None] * shards
+    while None in ended:
+        for k, run in enumerate(runs):
+            if ended[k] is None and run.poll() is not None:
+                if run.returncode:
+                    raise SystemExit(f"shard {k}/{shards} failed: {' '.join(run.args)}")
+                ended[k] = time.perf_counter() - began
+        time.sleep(0.05)
+    print(f"# {threads} cores: {shards} shards at once, {min(ended):.1f}-{max(ended):.1f} s "
+          f"each, start-up {start_up:.1f} s", flush=True)
+    return sum(ended) - (shards - 1) * start_up
+
 
 if __name__ == "__main__":
     main()
