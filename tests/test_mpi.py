@@ -166,6 +166,18 @@ def test_a_probe_on_a_cheap_item_does_not_keep_a_gpu_on_single_items():
     assert finish <= 1.03 * ideal
 
 
+def test_the_next_item_goes_alone_once_a_worker():
+    """Past the bound by time, the next item goes alone only to a worker that has had
+    nothing but cheapest items; after that the bound holds (a slow worker gets the
+    cheapest items, as before)."""
+    queue = parallel.WorkQueue([1000] * 10 + [1] * 10, 2)
+    queue.clock = lambda: 0.0
+    assert queue.take(0).tolist() == [19] and queue.take(1).tolist() == [18]  # probes
+    assert queue.take(0, rate=1.0).tolist() == [0]  # 1,000 > 1 s at rate 1: alone
+    assert queue.take(0, rate=1.0).tolist() == [17]  # then the cheapest again
+    assert queue.take(1, rate=1.0).tolist() == [1]
+
+
 @pytest.mark.parametrize("speeds", [[1.0, 1.0, 4.0], [1.0, 1.0, 1.0, 300.0], [2.0, 3.0]])
 def test_work_lists_balance_workers_of_different_speed(speeds):
     """Each worker busy until nearly the end, whatever the speeds (CPU ranks beside a GPU

@@ -98,9 +98,10 @@ class WorkQueue:
     the mean rate): the lists shrink as the work runs out, and a slow worker's last list
     ends about when the fast ones finish (guided self-scheduling, weighted by speed),
     no list longer than half the time since the first, none shorter than a quarter second.
-    Where only that bound keeps out the next item (a rate measured on one cheap item is
-    mostly its list's fixed cost), the worker gets that item alone if it would finish it
-    before the other workers finish all that is left. Where the share is below the next
+    Where only that bound keeps out the next item and the worker has had only cheapest
+    items (a rate measured on those is mostly their lists' fixed cost), it gets that item
+    alone if it would finish it before the other workers finish all that is left. Where
+    the share is below the next
     item, it gets the cheapest item left on the same condition, else nothing and it
     retires: a slow worker (a CPU beside a GPU) never holds up the end. The last worker
     left gets all that is left in one list (each list ends in a short batch). Each list is
@@ -121,6 +122,7 @@ class WorkQueue:
         self.first, self.stop = 0, len(self.order)  # the items left: order[first:stop]
         self.workers = workers
         self.rates: dict = {}  # worker -> cost per second
+        self.sized: set = set()  # workers that had a list of the next items, not a cheapest
         self.started = None  # time.monotonic() of the first list
         self.lock = threading.Lock()
 
@@ -156,12 +158,15 @@ class WorkQueue:
             end = min(int(np.searchsorted(self.done, before + min(share, mine * longest),
                                           side="right")), stop)
             others = speed - mine  # what the others do meanwhile
-            # a rate measured on one cheap item is mostly its list's fixed cost: where only
-            # the bound by time keeps out the next item, it goes alone (its rate is closer)
-            if end == first and next_up <= share and self.fits(next_up, mine, left, others):
+            # a rate measured only on cheap items is mostly their lists' fixed cost: where
+            # only the bound by time keeps out the next item, it goes alone, once (its
+            # rate is closer); later rates are the worker's own
+            if (end == first and worker not in self.sized and next_up <= share
+                    and self.fits(next_up, mine, left, others)):
                 end = first + 1
             if end > first:
                 self.first = end
+                self.sized.add(worker)
                 return np.sort(self.order[first:end])
             if self.fits(cheapest, mine, left, others):
                 return self.cheapest()
