@@ -296,6 +296,30 @@ def test_any_rank_count_gives_the_same_bytes(tmp_path):
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
+def test_verbose_ranks_log_each_work_list(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py not installed (pip install mpi4py)")
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(prefix_family(9, 40, 90, 60,
+                                                                                    6))))
+    args = ["distance", "-i", fasta, "--backend", "cpu", "--threads", "1", "--max-distance",
+            "0.5", "--edges", tmp_path / "e.npz"]
+    logs = {}
+    for chatter in ("-v", None):
+        cmd = under_mpi([sys.executable, "-m", "seqpairs", *([chatter] if chatter else []),
+                         *args], 2)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=MPI_ENV)
+        assert done.returncode == 0, done.stderr
+        logs[chatter] = done.stderr
+    for rank in (0, 1):  # each rank's lists, numbered from 1, with their costs
+        assert re.search(rf"rank {rank}/2 seqpairs.parallel: work list 1: \d+ items, cost ",
+                         logs["-v"])
+    assert "work list 1:" not in logs[None] and "work lists:" in logs[None]
+    done = subprocess.run([sys.executable, "-m", "seqpairs", "-q", "-v", *map(str, args)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not found (apt-get install openmpi-bin)")
 def test_align_under_mpi_refuses_in_one_line(tmp_path):
     """seqpairs align shares no work among ranks: several ranks are one error line, not
     the same work done by each."""

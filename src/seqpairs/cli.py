@@ -72,7 +72,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="All-pairs alignment distances, identity filtering and clustering of sequences.",
     )
     parser.add_argument("--version", action="version", version=f"seqpairs {__version__}")
-    parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    chatter = parser.add_mutually_exclusive_group()
+    chatter.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    chatter.add_argument("-v", "--verbose", action="store_true",
+                         help="log details too (under MPI: each rank's work lists)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     command = next((word for word in argv or () if not word.startswith("-")), None)
     for name in [COMMANDS[command]] if command in COMMANDS else STAGES + TOOLS:
@@ -94,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                                 stream=sys.stderr, force=True,
                                 format=f"%(asctime)s{where} %(name)s: %(message)s")
+            # seqpairs' own details only: the libraries' debug output is not for users
+            logging.getLogger("seqpairs").setLevel(logging.DEBUG if args.verbose else
+                                                   logging.NOTSET)
             args.func(args)
         except UserError as exc:
             # Options and input are checked alike on every worker before any of them talks
