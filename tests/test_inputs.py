@@ -428,6 +428,7 @@ def test_list_refuses_ids_it_cannot_separate(tmp_path, cli):
 # ---------------------------------------------------------------- edge cases
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # the report's figures of no pairs too
 def test_one_unique_sequence_goes_through_every_stage(tmp_path, cli):
     d = tmp_path
     (d / "a.fasta").write_text(">r1\nACGTACGTAC\n>r2\nACGTACGTAC\n")

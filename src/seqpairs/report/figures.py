@@ -91,8 +91,8 @@ def plot_funnel(plt, bars, dataset: str, path) -> None:
     labels, counts = [b[0] for b in bars], [b[1] for b in bars]
     fig, ax = plt.subplots(figsize=FIGSIZE)
     ax.bar(labels, counts, color=[f"C{k}" for k in range(len(bars))])
+    ax.set_ylim(0.5, max(max(counts), 1) * 5)  # before the log scale: all counts may be 0
     ax.set_yscale("log")
-    ax.set_ylim(0.5, max(max(counts), 1) * 5)
     for x, count in enumerate(counts):
         ax.text(x, max(count, 1), f"{count:,}", ha="center", va="bottom", fontsize=9)
     ax.set_ylabel("sequence pairs")
