@@ -108,6 +108,8 @@ def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
         for k, run in enumerate(runs):
             if ended[k] is None and run.poll() is not None:
                 if run.returncode:
+                    for other in runs:  # none left running behind the error
+                        other.kill()
                     raise SystemExit(f"shard {k}/{shards} failed: {' '.join(run.args)}")
                 ended[k] = time.perf_counter() - began
         time.sleep(0.05)
