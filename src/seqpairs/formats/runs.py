@@ -191,10 +191,11 @@ def merged(runs: list, names, budget: int):
         else:
             keys = np.concatenate([part["key"] for part in parts])
             order = np.argsort(keys, kind="stable")  # runs' sorted stretches: timsort merges them
-            if (np.diff(keys[order]) == 0).any():  # a key in two runs comes in one round
+            keys = keys[order]
+            if (np.diff(keys) == 0).any():  # a key in two runs comes in one round
                 raise Overlap("a key in two sorted runs")
-            yield {name: np.concatenate([part[name] for part in parts])[order]
-                   for name in names}
+            yield {"key": keys, **{name: np.concatenate([part[name] for part in parts])[order]
+                                   for name in names[1:]}}
         cursors = [cursor for cursor in cursors if not cursor.done]
 
 
