@@ -101,11 +101,11 @@ class WorkQueue:
     Where only that bound keeps out the next item and the worker has had only cheapest
     items (a rate measured on those is mostly their lists' fixed cost), it gets that item
     alone if it would finish it before the other workers finish all that is left. Where
-    the share is below the next
-    item, it gets the cheapest item left on the same condition, else nothing and it
-    retires: a slow worker (a CPU beside a GPU) never holds up the end. The last worker
-    left gets all that is left in one list (each list ends in a short batch). Each list is
-    in item order; an empty list: nothing left for this worker.
+    the share is below the next item, it gets the cheapest item left on the same
+    condition, else nothing and it retires: a slow worker (a CPU beside a GPU) never
+    holds up the end. The last worker left gets all that is left in one list (each list
+    ends in a short batch). Each list is in item order; an empty list: nothing left for
+    this worker.
     """
 
     LIST_SHARE = 2
