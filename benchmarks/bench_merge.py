@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import os
 import tempfile
 import time
@@ -20,11 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from seqpairs.formats.distances import Edges, pair_from_index, write_edges
-
-try:
-    from seqpairs.formats.edge_writer import merge_edge_lists
-except ImportError:  # before the writer moved (a baseline's checkout)
-    from seqpairs.formats.runs import merge_edge_lists
+from seqpairs.formats.edge_writer import merge_edge_lists
 
 SEQUENCES = 1 << 16
 BLOCK = 1 << 12  # keys dealt to one shard at a time
@@ -58,15 +53,13 @@ def main() -> None:
                 whole, i=i[mine], j=j[mine], values={n: v[mine] for n, v in values.items()},
                 shard=k, shards=args.shards, tiling="-"))
         budget = int(args.memory * (1 << 20))
-        threads = [args.threads] if "threads" in inspect.signature(merge_edge_lists).parameters \
-            else []
         start = time.perf_counter()
-        merge_edge_lists(paths, folder / "merged.npz", budget, *threads)
+        merge_edge_lists(paths, folder / "merged.npz", budget, args.threads)
         seconds = time.perf_counter() - start
         same = (folder / "merged.npz").read_bytes() == (folder / "whole.npz").read_bytes()
         size = (folder / "merged.npz").stat().st_size
     print(f"{count} pairs in {args.shards} shards, --memory {args.memory:g}, "
-          f"{threads[0] if threads else 'no'} threads: merge {seconds:.1f} s, "
+          f"{args.threads} threads: merge {seconds:.1f} s, "
           f"{size / 1e9:.2f} GB, the whole edge list's bytes: {same}")
     if not same:
         raise SystemExit("the merged edge list differs from the whole one")

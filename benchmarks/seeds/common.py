@@ -44,14 +44,19 @@ def header(title: str) -> None:
     print(f"# {title}\n# {datetime.date.today()}, {machine()}", flush=True)
 
 
+def distance_command(fasta: Path, backend: str, *options: str, threads: int | None = None,
+                     quiet: bool = False) -> list[str]:
+    """`seqpairs [-q] distance -i fasta --backend backend options [--threads threads]`."""
+    command = [sys.executable, "-m", "seqpairs", *(["-q"] if quiet else []), "distance",
+               "-i", str(fasta), "--backend", backend, *options]
+    return command + (["--threads", str(threads)] if threads else [])
+
+
 def distance(fasta: Path, backend: str, *options: str, threads: int | None = None,
              env: dict | None = None) -> tuple[float, str]:
-    """Seconds and log of `seqpairs distance -i fasta --backend backend options` as a whole
-    process (in the environment `env`, default this one's)."""
-    command = [sys.executable, "-m", "seqpairs", "distance", "-i", str(fasta), "--backend",
-               backend, *options]
-    if threads:
-        command += ["--threads", str(threads)]
+    """Seconds and log of distance_command's process (in the environment `env`, default
+    this one's)."""
+    command = distance_command(fasta, backend, *options, threads=threads)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import community, distance, header, write_fasta  # noqa: E402
+from common import community, distance, distance_command, header, write_fasta  # noqa: E402
 
 
 def main() -> None:
@@ -65,7 +65,7 @@ def main() -> None:
                     rows.append((label, None, f"not run: about {guess:.0f} s at the rate "
                                  "measured here (waits for a longer run)"))
                     continue
-                if shards > 1 or (backend == "cpu" and args.at_once):
+                if backend == "cpu" and args.at_once:
                     seconds = at_once(fasta, Path(tmp), threads, shards)
                 else:
                     seconds, _ = distance(fasta, backend, "--condensed",
@@ -82,13 +82,14 @@ def main() -> None:
                     ratio = f"{one_core / seconds:.1f}" if one_core else "-"
                     print(f"{label}\t{seconds:.1f}\t{what}\t{ratio}", flush=True)
 
+
 def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
     """The time on `threads` cores of all pairs of `fasta`, from `shards` shards run at
     once, shard k on cores k x threads .. (k + 1) x threads - 1 (module doc)."""
     def command(path: Path, shard: int, count: int) -> list[str]:
-        return [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(path),
-                "--backend", "cpu", "--threads", str(threads), "--shard", f"{shard}/{count}",
-                "--edges", str(folder / f"shard{shard}.npz"), "--max-distance", "inf"]
+        return distance_command(path, "cpu", "--shard", f"{shard}/{count}", "--edges",
+                                str(folder / f"shard{shard}.npz"), "--max-distance", "inf",
+                                threads=threads, quiet=True)
 
     def pinned(shard: int):
         cores = set(range(shard * threads, (shard + 1) * threads))
