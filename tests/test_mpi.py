@@ -233,9 +233,12 @@ def under_mpi(cmd: list, ranks: int | None) -> list[str]:
     return [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), *cmd]
 
 
-def run_seqpairs(stage: str, args, ranks=None) -> subprocess.CompletedProcess:
-    """`python -m seqpairs -q STAGE ARGS...`, under mpiexec with `ranks`."""
-    cmd = under_mpi([sys.executable, "-m", "seqpairs", "-q", stage, *args], ranks)
+def run_seqpairs(stage: str, args, ranks=None, chatter: str | None = "-q"
+                 ) -> subprocess.CompletedProcess:
+    """`python -m seqpairs CHATTER STAGE ARGS...` (chatter: -q, -v or None), under mpiexec
+    with `ranks`."""
+    cmd = under_mpi([sys.executable, "-m", "seqpairs", *([chatter] if chatter else []),
+                     stage, *args], ranks)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=MPI_ENV)
 
 
@@ -301,21 +304,18 @@ def test_verbose_ranks_log_each_work_list(tmp_path):
     fasta = tmp_path / "in.fasta"
     fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(prefix_family(9, 40, 90, 60,
                                                                                     6))))
-    args = ["distance", "-i", fasta, "--backend", "cpu", "--threads", "1", "--max-distance",
-            "0.5", "--edges", tmp_path / "e.npz"]
+    args = ["-i", fasta, "--backend", "cpu", "--threads", "1", "--max-distance", "0.5",
+            "--edges", tmp_path / "e.npz"]
     logs = {}
     for chatter in ("-v", None):
-        cmd = under_mpi([sys.executable, "-m", "seqpairs", *([chatter] if chatter else []),
-                         *args], 2)
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=MPI_ENV)
+        done = run_seqpairs("distance", args, 2, chatter)
         assert done.returncode == 0, done.stderr
         logs[chatter] = done.stderr
     for rank in (0, 1):  # each rank's lists, numbered from 1, with their costs
         assert re.search(rf"rank {rank}/2 seqpairs.parallel: work list 1: \d+ items, cost ",
                          logs["-v"])
     assert "work list 1:" not in logs[None] and "work lists:" in logs[None]
-    done = subprocess.run([sys.executable, "-m", "seqpairs", "-q", "-v", *map(str, args)],
-                          capture_output=True, text=True)
+    done = run_seqpairs("-v", ["distance", *args])  # with -q too
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
 
 
