@@ -138,6 +138,9 @@ def read_coded_files(paths: list[str], scheme) -> tuple[list, np.ndarray, np.nda
 
 
 def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
-    """read_coded_set's ids, and each record's codes as an array of its own."""
-    ids, codes, offsets = read_coded_set(path, scheme)
-    return ids, [codes[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
+    """read_coded_set's ids, and each record's codes as an array of its own (through
+    read_coded_files: all cores where formats/bulk.py takes the file)."""
+    (ids,), codes, offsets = read_coded_files([path], scheme)
+    names = ids.astype(str) if ids.dtype.kind == "S" else ids
+    return ({name: k for k, name in enumerate(names.tolist())},
+            [codes[lo:hi] for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())])

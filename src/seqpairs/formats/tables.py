@@ -100,7 +100,8 @@ def read_pair_list(path, query_ids: dict[str, int], target_ids: dict[str, int],
     pairs = table[["query", "target"]].copy()
     for column, ids, fasta in (("query", query_ids, query_fasta),
                                ("target", target_ids, target_fasta)):
-        index = pairs[column].map(ids)
+        index = pd.Series(ids.values(), index=ids.keys(), dtype=np.int64) \
+            .reindex(pairs[column].to_numpy())
         unknown = np.flatnonzero(index.isna().to_numpy())
         if unknown.size:
             k = int(unknown[0])

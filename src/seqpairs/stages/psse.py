@@ -67,8 +67,10 @@ def run(args) -> None:
         letters = np.frombuffer(scheme.alphabet.encode("ascii"), dtype=np.uint8)
         profiles = read_pssms(args.pssm, list(query_ids),
                               [letters[codes].tobytes().decode() for codes in queries], scheme)
-    keys = np.array([subject_key(i) for i in subject_ids], dtype=np.int64)
     index = np.column_stack([pairs["query_index"], pairs["target_index"]]).astype(np.int64)
+    keys = np.zeros(len(subjects), dtype=np.int64)  # the pairs' targets' (a hash each)
+    names, targets = list(subject_ids), np.unique(index[:, 1])
+    keys[targets] = [subject_key(names[k]) for k in targets.tolist()]
     m = np.array([len(c) for c in queries], dtype=np.int64)[index[:, 0]]
     n = np.array([len(c) for c in subjects], dtype=np.int64)[index[:, 1]]
     executor = parallel.current()
