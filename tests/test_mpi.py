@@ -166,6 +166,22 @@ def test_a_probe_on_a_cheap_item_does_not_keep_a_gpu_on_single_items():
     assert finish <= 1.03 * ideal
 
 
+@pytest.mark.parametrize("workers, waves", [(2, 16), (4, 32)])
+def test_a_worker_does_not_retire_while_the_others_hold_work(workers, waves):
+    """SSCA#1's scan on H200s (4,096 x 4e9): waves of equal cost, 0.62 s each on two
+    ranks, the first list 0.75 s longer (the target's upload), the ranks' rates 1% apart.
+    Counting only the items not handed out, the slower rank saw the others finish the last
+    item before it would and retired while they still held a wave each: 9 waves against
+    7 on two ranks (measured: 5.94 and 4.83 s). Counting the lists in hand too, the ranks
+    end together."""
+    costs = np.full(waves, 1.64e13 / waves)
+    speeds = [1.65e12 * (1 - 0.01 * k / workers) for k in range(workers)]
+    busy, finish = pulled(costs, speeds, overhead=0.75, per_list=0.01)
+    ideal = costs.sum() / sum(speeds) + 0.75
+    assert finish <= 1.04 * ideal
+    assert min(busy) >= 0.95 * max(busy)
+
+
 def test_the_next_item_goes_alone_once_a_worker():
     """Past the bound by time, the next item goes alone only to a worker that has had
     nothing but cheapest items; after that the bound holds (a slow worker gets the

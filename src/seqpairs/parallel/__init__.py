@@ -100,7 +100,8 @@ class WorkQueue:
     no list longer than half the time since the first, none shorter than a quarter second.
     Where only that bound keeps out the next item and the worker has had only cheapest
     items (a rate measured on those is mostly their lists' fixed cost), it gets that item
-    alone if it would finish it before the other workers finish all that is left. Where
+    alone if it would finish it before the other workers finish all that is left (what
+    is not handed out, and what their lists in hand still hold at their rates). Where
     the share is below the next item, it gets the cheapest item left on the same
     condition, else nothing and it retires: a slow worker (a CPU beside a GPU) never
     holds up the end. The last worker left gets all that is left in one list (each list
@@ -124,6 +125,7 @@ class WorkQueue:
         self.rates: dict = {}  # worker -> cost per second
         self.sized: set = set()  # workers that had a list of the next items, not a cheapest
         self.started = None  # time.monotonic() of the first list
+        self.in_hand: dict = {}  # worker -> (clock when its list went out, cost of it)
         self.lock = threading.Lock()
 
     def take(self, worker=0, rate: float | None = None, guess: float | None = None
@@ -134,6 +136,7 @@ class WorkQueue:
         with self.lock:
             if rate is not None and rate > 0:
                 self.rates[worker] = rate
+            self.in_hand.pop(worker, None)  # it asks: its last list is done
             first, stop = self.first, self.stop
             if first == stop:
                 return np.empty(0, dtype=np.int64)
@@ -144,12 +147,13 @@ class WorkQueue:
                 return np.sort(self.order[first:stop])
             before = self.done[first - 1] if first else 0.0
             left = self.done[stop - 1] - before
+            held = self.held()  # the others' lists in hand, still to do
             cheapest, next_up = self.costs[self.order[stop - 1]], self.costs[self.order[first]]
             if worker not in self.rates:  # its speed first
                 if guess is None or not self.rates:
                     return self.cheapest()
                 others = sum(self.rates.values()) * (self.workers - 1) / len(self.rates)
-                fits = self.fits(cheapest, guess, left, others)
+                fits = self.fits(cheapest, guess, left + held, others)
                 return self.cheapest() if fits else self.retire(worker)
             speed = sum(self.rates.values()) * self.workers / len(self.rates)
             mine = self.rates[worker]
@@ -162,14 +166,14 @@ class WorkQueue:
             # only the bound by time keeps out the next item, it goes alone, once (its
             # rate is closer); later rates are the worker's own
             if (end == first and worker not in self.sized and next_up <= share
-                    and self.fits(next_up, mine, left, others)):
+                    and self.fits(next_up, mine, left + held, others)):
                 end = first + 1
             if end > first:
                 self.first = end
                 self.sized.add(worker)
-                return np.sort(self.order[first:end])
-            if self.fits(cheapest, mine, left, others):
-                return self.cheapest()
+                return self.hand(worker, np.sort(self.order[first:end]))
+            if self.fits(cheapest, mine, left + held, others):
+                return self.hand(worker, self.cheapest())
             return self.retire(worker)
 
     clock = staticmethod(time.monotonic)
@@ -185,9 +189,23 @@ class WorkQueue:
         with self.lock:
             self.retire(worker)
 
+    def hand(self, worker, items: np.ndarray) -> np.ndarray:
+        """`items` go to `worker` (a measured one): held() counts them until it asks again."""
+        self.in_hand[worker] = (self.clock(), float(self.costs[items].sum()))
+        return items
+
+    def held(self) -> float:
+        """The cost the measured workers' lists in hand still hold, at their rates: a worker
+        that would retire because the others finish what is left before it finishes an
+        item must count what they have to do first."""
+        now = self.clock()
+        return sum(max(0.0, cost - (now - since) * self.rates[w])
+                   for w, (since, cost) in self.in_hand.items() if w in self.rates)
+
     def retire(self, worker) -> np.ndarray:
         """Nothing more for `worker`: the others finish sooner without it."""
         self.rates.pop(worker, None)
+        self.in_hand.pop(worker, None)
         self.workers -= 1
         return np.empty(0, dtype=np.int64)
 
