@@ -30,6 +30,7 @@ so a pair's p-value does not depend on the order or grouping of the pairs either
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -77,7 +78,10 @@ def score_and_fit(backend, scheme, queries, targets, index: np.ndarray, keys: np
                 shuffled.append(scores[1] if keep_shuffled else scores[1][:, :0])
                 fits.append(fitter.submit(gumbel.FITS[fit], scores[1]))
                 progress.update(float(cells[step].sum()))
+        waited = time.perf_counter()
         fits = [f.result() for f in fits]
+        # the fits' tail beyond the scoring (one fitter thread beside the backend)
+        log.debug("psse: fits done %.3f s after the last scores", time.perf_counter() - waited)
     progress.finish()
     if not real:  # no pair for this worker: empty columns of the same shapes
         rows = [np.empty(0, dtype=np.int64)]
