@@ -119,6 +119,12 @@ def read_coded_set(path: str, scheme, max_length: int | None = MAX_LENGTH
     return ids, codes, offsets
 
 
+def positions(ids: np.ndarray) -> dict[str, int]:
+    """Each id's position (one file's ids as read_coded_files gives them)."""
+    texts = ids.astype(str) if ids.dtype.kind == "S" else ids
+    return {name: k for k, name in enumerate(texts.tolist())}
+
+
 def read_coded_files(paths: list[str], scheme) -> tuple[list, np.ndarray, np.ndarray]:
     """read_coded_set of each file as (each file's ids in file order, the codes of all
     records end to end, file after file, where each starts): the ids fixed-width bytes
@@ -152,8 +158,7 @@ def read_coded(path: str, scheme) -> tuple[dict[str, int], list[np.ndarray]]:
         large = False
     if large:
         (names,), codes, offsets = read_coded_files([path], scheme)
-        ids = dict(zip((names.astype(str) if names.dtype.kind == "S" else names).tolist(),
-                       range(len(names))))
+        ids = positions(names)
     else:
         ids, codes, offsets = read_coded_set(path, scheme)
     return ids, [codes[lo:hi] for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())]

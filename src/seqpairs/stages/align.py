@@ -10,7 +10,7 @@ from .. import backends, parallel
 from ..backends.alignments import WINDOW_OPS
 from ..errors import UserError
 from ..formats import hits as hit_table
-from ..formats.fasta import read_coded_files
+from ..formats.fasta import positions, read_coded_files
 from ..formats.tables import read_pair_list
 from ..pairs import align as engine
 from ..scoring.local import MODES
@@ -44,12 +44,6 @@ def _all_pairs(n: int):
             rows, size = [], 0
 
 
-def _positions(ids: np.ndarray) -> dict[str, int]:
-    """Each id's position (ids as read_coded_files gives them)."""
-    texts = ids.astype(str) if ids.dtype.kind == "S" else ids
-    return {name: k for k, name in enumerate(texts.tolist())}
-
-
 def run(args) -> None:
     executor = parallel.current()
     if executor.size > 1:  # no share of the pairs per rank yet: every rank would do all
@@ -76,7 +70,7 @@ def run(args) -> None:
                             f"{args.target} {targets}; they must be as many")
         batches = [(np.arange(queries), np.arange(targets) + shift)]
     elif args.pairs:
-        listed = read_pair_list(args.pairs, _positions(query_ids), _positions(target_ids),
+        listed = read_pair_list(args.pairs, positions(query_ids), positions(target_ids),
                                 args.query, args.target or args.query)
         batches = [(listed["query_index"].to_numpy(),
                     listed["target_index"].to_numpy() + shift)]
