@@ -305,3 +305,25 @@ def test_work_lists_come_in_whole_waves(count, slots, rows_per_call):
                 for b in range(w * slots, min(w * slots + slots, count))]
     assert (np.concatenate(calls).tolist() if calls else []) == expected
     assert sorted(expected) == list(range(count))
+
+
+def test_a_call_covers_exactly_the_letters_its_blocks_read():
+    """backends/gpu/scan.covered (what a GPU call uploads of the targets): from the first
+    letter any block reads to the last, over several targets back to back and blocks
+    taken in any order; nothing for no blocks."""
+    from seqpairs.backends.common import concatenate
+    from seqpairs.backends.gpu.scan import covered
+
+    rng = np.random.default_rng(7)
+    targets = [rng.integers(0, 4, n).astype(np.uint8) for n in (5000, 0, 37, 12_000)]
+    _, offsets = concatenate(targets)
+    blocks = scan.plan_blocks([40], [len(t) for t in targets], SCHEMES["ssca1"], None, 900)
+    for _ in range(20):
+        some = rng.choice(len(blocks["lo"]), rng.integers(1, 6), replace=False)
+        part = {key: values[some] for key, values in blocks.items()}
+        read = np.concatenate([offsets[r] + np.arange(lo, hi) for r, lo, hi in
+                               zip(part["target"], part["lo"], part["hi"])])
+        if len(read):
+            assert covered(offsets, part) == (read.min(), read.max() + 1)
+    none = {key: values[:0] for key, values in blocks.items()}
+    assert covered(offsets, none) == (0, 0)

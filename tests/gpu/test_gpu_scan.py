@@ -56,6 +56,26 @@ def test_row_keys_equal_the_cpu(name, warps, anchored):
         assert (want >> 15).max() > 200  # the planted copies score
 
 
+def test_rows_of_some_blocks_equal_the_cpu():
+    """A call given some blocks of several targets (as a rank's work list is) uploads only
+    the stretch they read: its keys equal the CPU's for those blocks, whichever blocks,
+    the first and last target's included."""
+    scheme = SCHEMES["ssca1"]
+    rng = np.random.default_rng(44)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (40, 300)]
+    targets = [planted(rng, 4, queries[1], 6000, 4), rng.integers(0, 4, 7).astype(np.uint8),
+               planted(rng, 4, queries[0], 9000, 6)]
+    blocks = scan.plan_blocks([len(q) for q in queries], [len(t) for t in targets], scheme,
+                              None, 700)
+    coded = (*concatenate(queries), *concatenate(targets))
+    for some in (np.arange(3, 9), np.array([len(blocks["lo"]) - 1]), np.array([0, 1]),
+                 rng.choice(len(blocks["lo"]), 7, replace=False)):
+        part = {key: values[some] for key, values in blocks.items()}
+        want = cpu_scan.rows(*coded, part, scheme)
+        assert np.array_equal(gpu_scan.rows(*coded, part, scheme).get().astype(np.int64),
+                              want)
+
+
 def test_hits_equal_the_cpus():
     scheme = SCHEMES["ssca1"]
     rng = np.random.default_rng(42)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..common import COLUMN_BITS, COLUMN_MASK
-from .align import WORD_LETTERS, _scores, _sequences
+from .align import WORD_LETTERS, _scores
 from .kernels import VARIANTS
-from .launch import check_written, free_bytes, in_runs
+from .launch import check_written, free_bytes, in_runs, to_device
 
 # rows of blocks a call takes at most: keys, tile edges and scan_peaks' maxima (17 to 29
 # bytes a row: 8.5 to 14.5 GiB)
@@ -54,6 +54,27 @@ def slots(scheme, query_length: int, threads=None) -> int:
     return device["multiProcessorCount"] * max(per_processor, 1)
 
 
+def covered(t_offsets, blocks) -> tuple[int, int]:
+    """The stretch [start, stop) of the targets' letters (targets back to back) from the
+    first letter that a block reads to the last ((0, 0): none): a block reads its
+    target's letters lo .. hi - 1."""
+    reading = blocks["hi"] > blocks["lo"]
+    first = np.asarray(t_offsets, np.int64)[blocks["target"][reading]]
+    if not len(first):
+        return 0, 0
+    return (int((first + blocks["lo"][reading]).min()),
+            int((first + blocks["hi"][reading]).max()))
+
+
+def _targets_on_device(t_codes, t_offsets, blocks):
+    """The covered stretch of the targets on the device, and offsets shifted to match
+    (those of targets no block reads may point outside it). Each call uploads only its
+    blocks' stretch, so ranks that share a long target each upload their part of it."""
+    start, stop = covered(t_offsets, blocks)
+    return (to_device(np.asarray(t_codes)[start:stop]),
+            to_device(np.asarray(t_offsets, np.int64) - start))
+
+
 def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
          anchored=False, **tuning):
     """The contract's scan_rows on the current GPU (a CuPy array, uint32 where the scores
@@ -71,7 +92,7 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
     base = np.r_[0, np.cumsum(spans)].astype(np.int64)
     poison = KEY32_POISON if key32 else KEY_POISON
     keys = cupy.full(int(base[-1]), poison, dtype=cupy.uint32 if key32 else cupy.int64)
-    targets = _sequences(t_codes, t_offsets)  # uploaded once for all the calls of a scan
+    t_codes_on_device, t_offsets_on_device = _targets_on_device(t_codes, t_offsets, blocks)
     queries = [cupy.asarray(q_codes), cupy.asarray(q_offsets)]
     fields = [cupy.asarray(np.ascontiguousarray(blocks[key], np.int64))
               for key in ("query", "target", "lo", "hi")]
@@ -84,7 +105,7 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
     def launch(start, stop):
         edge = cupy.empty(2 * int(base[stop] - base[start]), dtype=cupy.int32)
         kernel((stop - start,), (threads_per_block,),
-               (*queries, targets.codes, targets.offsets,
+               (*queries, t_codes_on_device, t_offsets_on_device,
                 *(f[start:stop] for f in fields), cupy.asarray(base[start:stop] - base[start]),
                 np.int32(stop - start), *_scores(scheme), edge, keys[int(base[start]):]))
         return ()
