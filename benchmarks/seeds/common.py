@@ -103,3 +103,12 @@ class DenseDigest:
         with self._lock:
             self.digest = (self.digest + part) % 2**64
             self.pairs += len(index)
+
+
+def shard_numbers(words: list[str]) -> list[int]:
+    """'0 1 4-7' -> [0, 1, 4, 5, 6, 7]."""
+    numbers = []
+    for word in words:
+        first, _, last = word.partition("-")
+        numbers += range(int(first), int(last or first) + 1)
+    return numbers

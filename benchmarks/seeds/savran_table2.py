@@ -18,6 +18,14 @@ one start-up (the start-up: a run on 8 reads), as if one process had done their 
 T cores one shard after another; the shards share the memory bandwidth, caches and
 clock of a busy machine, which a lone run would not. So the rows of a 16-core machine
 take about the 16-core row's time each, where the one-core row alone takes an hour.
+
+--shards N --run K-M (with --at-once): a row too long for one call, in N shards over
+several calls or sessions. The shards named run, C / T at a time, each on its own T
+cores; each one's line (seconds, its call's start-up, its edge list's digest) goes to
+ledgers/table2-SIZE-on-T-cores-in-N-shards.tsv. --report prints every row whose N
+shards are all there: the shards' seconds less their start-ups, plus one, and the sum
+of their digests, the digest of every pair's distance (the same for every row of a
+size: tests/test_seeds.py checks that shards add up to the whole at a small size).
 """
 from __future__ import annotations
 
@@ -30,7 +38,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import community, distance, distance_command, header, write_fasta  # noqa: E402
+from common import (  # noqa: E402
+    community,
+    distance,
+    distance_command,
+    edge_digest,
+    header,
+    shard_numbers,
+    write_fasta,
+)
+
+LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
 
 def main() -> None:
@@ -41,10 +59,30 @@ def main() -> None:
     parser.add_argument("--most-seconds", type=float, default=540.0)
     parser.add_argument("--at-once", type=int, metavar="CORES",
                         help="each CPU row as CORES / threads shards at once (above)")
+    parser.add_argument("--shards", type=int, help="a CPU row in this many shards (above)")
+    parser.add_argument("--run", nargs="*", default=[],
+                        help="with --shards: the shards to run now, numbers or ranges (0-15)")
+    parser.add_argument("--report", action="store_true",
+                        help="the rows whose shards are all in the ledgers")
+    parser.add_argument("--ledgers", type=Path, default=LEDGERS)
     args = parser.parse_args()
     if args.at_once and any(args.at_once % t for t in args.threads):
         raise SystemExit("--at-once: give a multiple of every --threads")
     header("Savran et al.'s Table 2 (benchmarks/seeds/savran_table2.py)")
+    if args.report:
+        report(args.ledgers)
+        return
+    if args.shards:
+        if not args.at_once:
+            raise SystemExit("--shards: give --at-once CORES too")
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in args.sizes:
+                fasta = Path(tmp) / f"community_{n}.fasta"
+                write_fasta(fasta, community(n))
+                for threads in args.threads:
+                    run_shards(fasta, n, threads, args.at_once, args.shards,
+                               shard_numbers(args.run), Path(tmp), args.ledgers)
+        return
     print("sequences\tpairs\tbackend\tthreads\tseconds\tGCUPS\tspeed-up over 1 core")
     per_thread = None  # cells per second per thread, the best CPU rate so far
     with tempfile.TemporaryDirectory() as tmp:
@@ -86,13 +124,24 @@ def main() -> None:
 def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
     """The time on `threads` cores of all pairs of `fasta`, from `shards` shards run at
     once, shard k on cores k x threads .. (k + 1) x threads - 1 (module doc)."""
-    def command(path: Path, shard: int, count: int) -> list[str]:
-        return distance_command(path, "cpu", "--shard", f"{shard}/{count}", "--edges",
+    seconds, start_up = in_slots(fasta, folder, threads, shards, shards, list(range(shards)))
+    print(f"# {threads} cores: {shards} shards at once, {min(seconds.values()):.1f}-"
+          f"{max(seconds.values()):.1f} s each, start-up {start_up:.1f} s", flush=True)
+    return sum(seconds.values()) - (shards - 1) * start_up
+
+
+def in_slots(fasta: Path, folder: Path, threads: int, slots: int, count: int,
+             which: list[int]) -> tuple[dict, float]:
+    """Shards `which` of `count` of all pairs of `fasta`, `slots` at a time, each a whole
+    command on its own `threads` cores (slot s: cores s x threads ..); their seconds by
+    shard, and the start-up (a run on 8 reads). Edge lists: folder/shard{k}.npz."""
+    def command(path: Path, shard: int, total: int) -> list[str]:
+        return distance_command(path, "cpu", "--shard", f"{shard}/{total}", "--edges",
                                 str(folder / f"shard{shard}.npz"), "--max-distance", "inf",
                                 threads=threads, quiet=True)
 
-    def pinned(shard: int):
-        cores = set(range(shard * threads, (shard + 1) * threads))
+    def pinned(slot: int):
+        cores = set(range(slot * threads, (slot + 1) * threads))
         return lambda: os.sched_setaffinity(0, cores)
 
     tiny = folder / "tiny.fasta"
@@ -101,22 +150,68 @@ def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
     start = time.perf_counter()
     subprocess.run(command(tiny, 0, 1), check=True, preexec_fn=pinned(0))
     start_up = time.perf_counter() - start
-    runs, began = [], time.perf_counter()
-    for shard in range(shards):
-        runs.append(subprocess.Popen(command(fasta, shard, shards), preexec_fn=pinned(shard)))
-    ended = [None] * shards
-    while None in ended:
-        for k, run in enumerate(runs):
-            if ended[k] is None and run.poll() is not None:
-                if run.returncode:
-                    for other in runs:  # none left running behind the error
-                        other.kill()
-                    raise SystemExit(f"shard {k}/{shards} failed: {' '.join(run.args)}")
-                ended[k] = time.perf_counter() - began
+    todo, running, seconds = list(which), {}, {}  # running: slot -> (shard, run, began)
+    while todo or running:
+        for slot in range(slots):
+            if slot not in running and todo:
+                shard = todo.pop(0)
+                running[slot] = (shard, subprocess.Popen(command(fasta, shard, count),
+                                                         preexec_fn=pinned(slot)),
+                                 time.perf_counter())
+        for slot, (shard, run, began) in list(running.items()):
+            if run.poll() is None:
+                continue
+            if run.returncode:
+                for _, other, _ in running.values():  # none left running behind the error
+                    other.kill()
+                raise SystemExit(f"shard {shard}/{count} failed: {' '.join(run.args)}")
+            seconds[shard] = time.perf_counter() - began
+            del running[slot]
         time.sleep(0.05)
-    print(f"# {threads} cores: {shards} shards at once, {min(ended):.1f}-{max(ended):.1f} s "
-          f"each, start-up {start_up:.1f} s", flush=True)
-    return sum(ended) - (shards - 1) * start_up
+    return seconds, start_up
+
+
+def ledger(folder: Path, n: int, threads: int, shards: int) -> Path:
+    return folder / f"table2-{n}-on-{threads}-cores-in-{shards}-shards.tsv"
+
+
+def run_shards(fasta: Path, n: int, threads: int, cores: int, shards: int, which: list[int],
+               folder: Path, ledgers: Path) -> None:
+    """Shards `which` of the row (n reads, `threads` cores), cores / threads at a time;
+    a ledger line each (module doc)."""
+    ledgers.mkdir(parents=True, exist_ok=True)
+    seconds, start_up = in_slots(fasta, folder, threads, cores // threads, shards, which)
+    with ledger(ledgers, n, threads, shards).open("a") as out:
+        for shard in sorted(seconds):
+            edges = folder / f"shard{shard}.npz"
+            line = f"{shard}\t{seconds[shard]:.1f}\t{start_up:.2f}\t{edge_digest(edges):016x}"
+            edges.unlink()
+            out.write(line + "\n")
+            print(f"{n} reads on {threads} cores, shard {shard}/{shards}\t{line}", flush=True)
+
+
+def report(ledgers: Path) -> None:
+    """Every row whose shards are all in a ledger: sequences, pairs, threads, seconds (the
+    shards' less their start-ups, plus the largest start-up), GCUPS, digest."""
+    print("sequences\tpairs\tbackend\tthreads\tseconds\tGCUPS\tshards\tdigest")
+    for path in sorted(ledgers.glob("table2-*-shards.tsv")):
+        _, n, _, threads, _, _, shards, _ = path.stem.split("-")
+        n, threads, shards = int(n), int(threads), int(shards)
+        rows = {}
+        for line in path.read_text().splitlines():
+            k, seconds, start_up, digest = line.split("\t")
+            rows[int(k)] = (float(seconds), float(start_up), int(digest, 16))
+        missing = sorted(set(range(shards)) - set(rows))
+        if missing:
+            print(f"# {path.name}: waiting for shards {missing}")
+            continue
+        seconds = sum(s - u for s, u, _ in rows.values()) + max(u for _, u, _ in rows.values())
+        lengths = [len(seq) for seq, _ in community(n)]
+        cells = (sum(lengths) ** 2 - sum(x * x for x in lengths)) / 2
+        digest = sum(d for _, _, d in rows.values()) % 2**64
+        print(f"{n}\t{n * (n - 1) // 2}\tcpu\t{threads}\t{seconds:.1f}\t"
+              f"{cells / seconds / 1e9:.2f}\t{shards}\t{digest:016x}", flush=True)
+
 
 
 if __name__ == "__main__":

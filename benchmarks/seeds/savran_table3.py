@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import THRESHOLDS, community, distance, edge_digest, header, write_fasta  # noqa: E402
+from common import THRESHOLDS, community, distance, edge_digest, header, shard_numbers, write_fasta  # noqa: E402
 
 LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
@@ -170,14 +170,6 @@ def check_shards(log2n: int, shards: int, source: Path, folder: Path, backend: s
     if total != edge_digest(whole) or not all(same):
         raise SystemExit("the shards do not add up to the whole run")
 
-
-def shard_numbers(words: list[str]) -> list[int]:
-    """'0 1 4-7' -> [0, 1, 4, 5, 6, 7]."""
-    numbers = []
-    for word in words:
-        first, _, last = word.partition("-")
-        numbers += range(int(first), int(last or first) + 1)
-    return numbers
 
 
 def main() -> None:
