@@ -632,3 +632,28 @@ def test_gpu_backend_without_a_gpu_is_one_line(tmp_path, cli, dna):
     assert (code, err) == (2, "seqpairs: error: --backend gpu: no CUDA GPU visible to CuPy "
                               "(is cupy installed?)\n")
     assert not (tmp_path / "o.tsv").exists()
+
+
+def test_work_lists_hand_out_whole_targets():
+    """stats.psse.by_target: the executor is given one cost per target (its pairs' cells),
+    and each list it hands out comes back as all the pairs of those targets, so that no
+    target's pairs are split between lists (each would shuffle it again); every pair once."""
+    from seqpairs.stats.psse import by_target
+
+    rng = np.random.default_rng(5)
+    index = np.column_stack([rng.integers(0, 9, 400), rng.integers(0, 37, 400)])
+    cells = rng.integers(1, 1000, 400)
+    given = []
+
+    def pull(costs):  # lists of targets as a queue might hand them out
+        given.append(np.asarray(costs))
+        items = np.arange(len(costs))
+        yield from (items[k::3] for k in range(3))
+
+    lists = list(by_target(index, cells, pull))
+    targets = np.unique(index[:, 1])
+    assert np.array_equal(given[0], [cells[index[:, 1] == t].sum() for t in targets])
+    assert np.array_equal(np.sort(np.concatenate(lists)), np.arange(400))
+    seen = [set(index[rows, 1].tolist()) for rows in lists]
+    assert all(not (a & b) for k, a in enumerate(seen) for b in seen[k + 1:])
+    assert list(by_target(index[:0], cells[:0], pull))[0].size == 0

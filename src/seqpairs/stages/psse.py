@@ -17,7 +17,7 @@ from ..formats.pssm import read_pssms
 from ..formats.tables import read_pair_list, write_tsv
 from ..report import psse_figures
 from ..stats import gumbel
-from ..stats.psse import COLUMNS, score_and_fit, significance
+from ..stats.psse import COLUMNS, by_target, score_and_fit, significance
 from ..stats.shuffle import subject_key
 from .options import (
     MAX_SEED,
@@ -82,8 +82,9 @@ def run(args) -> None:
                              args.threads, profiles)
     mine, real, shuffled, mu, beta = score_and_fit(
         backend, scheme, queries, subjects, index, keys, args.shuffles, args.seed,
-        args.threads, work=executor.pull(m * n), eta=executor.size == 1, fit=args.fit,
-        profiles=profiles, keep_shuffled=bool(args.plots))  # only the plots need them
+        args.threads, work=by_target(index, m * n, executor.pull), eta=executor.size == 1,
+        fit=args.fit, profiles=profiles,
+        keep_shuffled=bool(args.plots))  # only the plots need them
     gathered = executor.gather(mine, (real, mu, beta, shuffled))
     if not executor.root:
         return

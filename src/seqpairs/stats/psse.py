@@ -46,6 +46,22 @@ COLUMNS = ["query", "target", "score", "m", "n", "mu", "beta", "lambda", "K", "p
            "log10_pvalue", "evalue", "qvalue", "significant"]
 
 
+def by_target(index: np.ndarray, cells: np.ndarray, pull):
+    """Work lists for score_and_fit from an executor's `pull`, handing out whole targets:
+    each target's pairs (rows of index) are one item, costing their cells, so that a
+    target's shuffles are made once for all its pairs in a list (pairs handed out alone,
+    largest first, scatter one target's queries over many lists, each list making its
+    shuffles again)."""
+    order = np.argsort(index[:, 1], kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(index[order, 1]) != 0]) if len(order) else \
+        np.empty(0, np.int64)
+    bounds = np.r_[starts, len(order)]
+    costs = np.add.reduceat(cells[order], starts) if len(order) else np.empty(0)
+    for targets in pull(costs):
+        yield np.concatenate([order[bounds[k]:bounds[k + 1]] for k in np.asarray(targets)]
+                             or [np.empty(0, np.int64)])
+
+
 def score_and_fit(backend, scheme, queries, targets, index: np.ndarray, keys: np.ndarray,
                   shuffles: int, seed: int, threads=None, work=None, eta=True, fit="ml",
                   profiles=None, keep_shuffled=True):
