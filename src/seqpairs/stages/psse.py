@@ -58,6 +58,7 @@ def _pairs(args, scheme):
 
 
 def run(args) -> None:
+    log.debug("psse: started")
     if args.plots:  # before the work, not after
         psse_figures.pyplot()
     scheme = local_scheme(args)
@@ -73,6 +74,9 @@ def run(args) -> None:
     keys[targets] = [subject_key(names[k]) for k in targets.tolist()]
     m = np.array([len(c) for c in queries], dtype=np.int64)[index[:, 0]]
     n = np.array([len(c) for c in subjects], dtype=np.int64)[index[:, 1]]
+    # at debug level (-v), the steps around the scoring (which ranks do not share out)
+    log.debug("psse: %d pairs of %d and %d sequences read", len(index), len(queries),
+              len(subjects))
     executor = parallel.current()
     backend = backends.select(args.backend, executor.device)
     if executor.size > 1 and len(index):
@@ -88,6 +92,7 @@ def run(args) -> None:
     gathered = executor.gather(mine, (real, mu, beta, shuffled))
     if not executor.root:
         return
+    log.debug("psse: every rank's scores gathered")
     real, mu, beta, shuffled = gathered
     table = pd.DataFrame({"query": pairs["query"].to_numpy(), "target": pairs["target"].to_numpy(),
                           "score": np.asarray(real, dtype=np.int64), "m": m, "n": n,
@@ -99,6 +104,7 @@ def run(args) -> None:
     log.info("%d pairs, %d with p <= %g, median lambda %.4g", len(table),
              int(table["significant"].sum()), args.alpha, table["lambda"].median())
     write_tsv(args.output, table, na_rep="NaN")
+    log.debug("psse: table written")
     if args.plots and not psse_figures.write(args.plots, table, shuffled):
         log.warning("--plots: no pair has a Gumbel fit; the plots say so")
 
