@@ -58,8 +58,11 @@ def by_target(index: np.ndarray, cells: np.ndarray, pull):
     bounds = np.r_[starts, len(order)]
     costs = np.add.reduceat(cells[order], starts) if len(order) else np.empty(0)
     for targets in pull(costs):
-        yield np.concatenate([order[bounds[k]:bounds[k + 1]] for k in np.asarray(targets)]
-                             or [np.empty(0, np.int64)])
+        targets = np.asarray(targets, np.int64)
+        sizes = bounds[targets + 1] - bounds[targets]
+        # each target's run of `order`, one after another
+        yield order[np.repeat(bounds[targets] - np.cumsum(sizes) + sizes, sizes)
+                    + np.arange(sizes.sum())]
 
 
 def score_and_fit(backend, scheme, queries, targets, index: np.ndarray, keys: np.ndarray,
