@@ -90,8 +90,7 @@ def main() -> None:
             fasta = Path(tmp) / f"community_{n}.fasta"
             reads = community(n)
             write_fasta(fasta, reads)
-            lengths = [len(seq) for seq, _ in reads]
-            cells = (sum(lengths) ** 2 - sum(x * x for x in lengths)) / 2
+            cells = all_pairs_cells(reads)
             runs = ([("gpu", None)] if args.gpu else []) + [("cpu", t) for t in args.threads]
             rows = []  # (label, seconds or None, what)
             for backend, threads in runs:
@@ -119,6 +118,12 @@ def main() -> None:
                 else:
                     ratio = f"{one_core / seconds:.1f}" if one_core else "-"
                     print(f"{label}\t{seconds:.1f}\t{what}\t{ratio}", flush=True)
+
+
+def all_pairs_cells(reads) -> float:
+    """Cells of every pair of `reads` ((sequence, id) pairs): the sum of la x lb."""
+    lengths = [len(seq) for seq, _ in reads]
+    return (sum(lengths) ** 2 - sum(x * x for x in lengths)) / 2
 
 
 def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
@@ -206,12 +211,10 @@ def report(ledgers: Path) -> None:
             print(f"# {path.name}: waiting for shards {missing}")
             continue
         seconds = sum(s - u for s, u, _ in rows.values()) + max(u for _, u, _ in rows.values())
-        lengths = [len(seq) for seq, _ in community(n)]
-        cells = (sum(lengths) ** 2 - sum(x * x for x in lengths)) / 2
+        cells = all_pairs_cells(community(n))
         digest = sum(d for _, _, d in rows.values()) % 2**64
         print(f"{n}\t{n * (n - 1) // 2}\tcpu\t{threads}\t{seconds:.1f}\t"
               f"{cells / seconds / 1e9:.2f}\t{shards}\t{digest:016x}", flush=True)
-
 
 
 if __name__ == "__main__":

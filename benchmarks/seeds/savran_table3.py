@@ -171,7 +171,6 @@ def check_shards(log2n: int, shards: int, source: Path, folder: Path, backend: s
         raise SystemExit("the shards do not add up to the whole run")
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="gpu")

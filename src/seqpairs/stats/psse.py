@@ -53,10 +53,9 @@ def by_target(index: np.ndarray, cells: np.ndarray, pull):
     largest first, scatter one target's queries over many lists, each list making its
     shuffles again)."""
     order = np.argsort(index[:, 1], kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(index[order, 1]) != 0]) if len(order) else \
-        np.empty(0, np.int64)
+    starts = np.flatnonzero(np.diff(index[order, 1], prepend=-1))  # each target's first
     bounds = np.r_[starts, len(order)]
-    costs = np.add.reduceat(cells[order], starts) if len(order) else np.empty(0)
+    costs = np.add.reduceat(cells[order], starts)
     for targets in pull(costs):
         targets = np.asarray(targets, np.int64)
         sizes = bounds[targets + 1] - bounds[targets]
