@@ -136,10 +136,11 @@ def at_once(fasta: Path, folder: Path, threads: int, shards: int) -> float:
 
 
 def in_slots(fasta: Path, folder: Path, threads: int, slots: int, count: int,
-             which: list[int]) -> tuple[dict, float]:
+             which: list[int], ended=None) -> tuple[dict, float]:
     """Shards `which` of `count` of all pairs of `fasta`, `slots` at a time, each a whole
     command on its own `threads` cores (slot s: cores s x threads ..); their seconds by
-    shard, and the start-up (a run on 8 reads). Edge lists: folder/shard{k}.npz."""
+    shard, and the start-up (a run on 8 reads). Edge lists: folder/shard{k}.npz;
+    ended(shard, seconds, start-up) is called as each shard ends."""
     def command(path: Path, shard: int, total: int) -> list[str]:
         return distance_command(path, "cpu", "--shard", f"{shard}/{total}", "--edges",
                                 str(folder / f"shard{shard}.npz"), "--max-distance", "inf",
@@ -172,6 +173,8 @@ def in_slots(fasta: Path, folder: Path, threads: int, slots: int, count: int,
                 raise SystemExit(f"shard {shard}/{count} failed: {' '.join(run.args)}")
             seconds[shard] = time.perf_counter() - began
             del running[slot]
+            if ended:
+                ended(shard, seconds[shard], start_up)
         time.sleep(0.05)
     return seconds, start_up
 
@@ -183,16 +186,19 @@ def ledger(folder: Path, n: int, threads: int, shards: int) -> Path:
 def run_shards(fasta: Path, n: int, threads: int, cores: int, shards: int, which: list[int],
                folder: Path, ledgers: Path) -> None:
     """Shards `which` of the row (n reads, `threads` cores), cores / threads at a time;
-    a ledger line each (module doc)."""
+    a ledger line each as it ends, so that a call cut short keeps the shards it finished
+    (module doc)."""
     ledgers.mkdir(parents=True, exist_ok=True)
-    seconds, start_up = in_slots(fasta, folder, threads, cores // threads, shards, which)
-    with ledger(ledgers, n, threads, shards).open("a") as out:
-        for shard in sorted(seconds):
-            edges = folder / f"shard{shard}.npz"
-            line = f"{shard}\t{seconds[shard]:.1f}\t{start_up:.2f}\t{edge_digest(edges):016x}"
-            edges.unlink()
+
+    def record(shard: int, seconds: float, start_up: float) -> None:
+        edges = folder / f"shard{shard}.npz"
+        line = f"{shard}\t{seconds:.1f}\t{start_up:.2f}\t{edge_digest(edges):016x}"
+        edges.unlink()
+        with ledger(ledgers, n, threads, shards).open("a") as out:
             out.write(line + "\n")
-            print(f"{n} reads on {threads} cores, shard {shard}/{shards}\t{line}", flush=True)
+        print(f"{n} reads on {threads} cores, shard {shard}/{shards}\t{line}", flush=True)
+
+    in_slots(fasta, folder, threads, cores // threads, shards, which, record)
 
 
 def report(ledgers: Path) -> None:
