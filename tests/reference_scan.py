@@ -5,6 +5,8 @@ as reference_align finds starts (the shortest target span, then the shortest que
 whose global alignment reaches the score). Slow on purpose: short sequences only."""
 from __future__ import annotations
 
+import numpy as np
+
 from reference_align import _codes, global_score, matrices
 from seqpairs.scoring import LocalScheme
 
@@ -48,3 +50,18 @@ def _start(q, t, scheme, score, qend, tend):
             if global_score(q[qstart - 1:qend], t[tstart - 1:tend], scheme) == score:
                 return qstart, tstart
     raise AssertionError("no start reaches the score")
+
+
+def planted(rng, k, query, n, copies):
+    """A random target of n letters with `copies` mutated copies of the query in it."""
+    t = rng.integers(0, k, n).astype(np.uint8)
+    for _ in range(copies):
+        copy = query.copy()
+        hit = rng.random(len(copy)) < 0.15
+        copy[hit] = rng.integers(0, k, hit.sum())
+        if rng.random() < 0.5:  # a gap in it
+            cut = int(rng.integers(1, len(copy)))
+            copy = np.r_[copy[:cut], copy[cut + int(rng.integers(1, 4)):]]
+        at = int(rng.integers(0, max(1, n - len(copy))))
+        t[at:at + len(copy)] = copy[:n - at]
+    return t

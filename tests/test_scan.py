@@ -8,6 +8,7 @@ import pytest
 
 import reference_scan
 from reference_align import rescore
+from reference_scan import planted
 from seqpairs.backends import select
 from seqpairs.pairs import scan
 from seqpairs.scoring import LocalScheme
@@ -21,21 +22,6 @@ SCHEMES = {
                                        (-2, -5, -4, 4)), 2, 1),
 }
 CPU = select("cpu")
-
-
-def planted(rng, k, query, n, copies):
-    """A random target of n letters with `copies` mutated copies of the query in it."""
-    t = rng.integers(0, k, n).astype(np.uint8)
-    for _ in range(copies):
-        copy = query.copy()
-        hit = rng.random(len(copy)) < 0.15
-        copy[hit] = rng.integers(0, k, hit.sum())
-        if rng.random() < 0.5:  # a gap in it
-            cut = int(rng.integers(1, len(copy)))
-            copy = np.r_[copy[:cut], copy[cut + int(rng.integers(1, 4)):]]
-        at = int(rng.integers(0, max(1, n - len(copy))))
-        t[at:at + len(copy)] = copy[:n - at]
-    return t
 
 
 def engine_hits(scheme, queries, targets, top, **options):

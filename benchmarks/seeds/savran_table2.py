@@ -205,9 +205,12 @@ def report(ledgers: Path) -> None:
     """Every row whose shards are all in a ledger: sequences, pairs, threads, seconds (the
     shards' less their start-ups, plus the largest start-up), GCUPS, digest."""
     print("sequences\tpairs\tbackend\tthreads\tseconds\tGCUPS\tshards\tdigest")
-    for path in sorted(ledgers.glob("table2-*-shards.tsv")):
+    def numbers(path: Path) -> tuple[int, int, int]:  # reads, cores, shards
         _, n, _, threads, _, _, shards, _ = path.stem.split("-")
-        n, threads, shards = int(n), int(threads), int(shards)
+        return int(n), int(threads), int(shards)
+
+    for path in sorted(ledgers.glob("table2-*-shards.tsv"), key=numbers):
+        n, threads, shards = numbers(path)
         rows = {}
         for line in path.read_text().splitlines():
             k, seconds, start_up, digest = line.split("\t")

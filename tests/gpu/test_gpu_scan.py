@@ -6,13 +6,13 @@ Marked `gpu`; skipped where CuPy sees no CUDA device.
 import numpy as np
 import pytest
 
+from reference_scan import planted
 from seqpairs.backends import gpu, select
 from seqpairs.backends.common import concatenate
 from seqpairs.backends.cpu import scan as cpu_scan
 from seqpairs.backends.gpu import scan as gpu_scan
 from seqpairs.pairs import scan
 from seqpairs.scoring import LocalScheme
-from test_scan import planted
 
 pytestmark = [
     pytest.mark.gpu,
