@@ -66,6 +66,40 @@ def align(a: str, b: str, scheme: AffineScheme) -> tuple[int, int]:
     return H[len(a)][len(b)], LH[len(a)][len(b)]
 
 
+def screen(a: str, b: str, scheme: AffineScheme, alpha: int, beta: int) -> tuple[int, int]:
+    """(score, weight): the optimal score of A=a against B=b and the largest alpha x matches
+    - beta x mismatches among the alignments with that score (gaps weigh nothing), by the
+    spec's recurrence on (score, weight) pairs compared as tuples."""
+    la, lb = len(a), len(b)
+    worst = (NEG, 0)
+
+    def ends(k):
+        return (-(scheme.end_open + k * scheme.end_extend), 0)
+
+    def gap(state, open_, extend):
+        return (state[0] - open_ - extend, state[1])
+
+    H = [[ends(j) if j else (0, 0) for j in range(lb + 1)]]
+    E, F = [[worst] * (lb + 1)], [[worst] * (lb + 1)]
+    for i in range(1, la + 1):
+        H.append([ends(i)] + [None] * lb)
+        E.append([worst] * (lb + 1))
+        F.append([ends(i)] + [None] * lb)
+        oh, eh = ((scheme.end_open, scheme.end_extend) if i == la
+                  else (scheme.gap_open, scheme.gap_extend))
+        for j in range(1, lb + 1):
+            ov, ev = ((scheme.end_open, scheme.end_extend) if j == lb
+                      else (scheme.gap_open, scheme.gap_extend))
+            E[i][j] = max(gap(H[i][j - 1], oh, eh), gap(E[i][j - 1], 0, eh))
+            F[i][j] = max(gap(H[i - 1][j], ov, ev), gap(F[i - 1][j], 0, ev))
+            x, y = a[i - 1], b[j - 1]
+            step = (scheme.subst[scheme.alphabet.index(x)][scheme.alphabet.index(y)],
+                    alpha if x == y else -beta)
+            d = H[i - 1][j - 1]
+            H[i][j] = max((d[0] + step[0], d[1] + step[1]), E[i][j], F[i][j])
+    return H[la][lb]
+
+
 # --- traceback with vsearch's tie rules (seqpairs.backends.cpu.trace_affine) ---
 #
 # Written from vsearch's align_simd.cc (search16's ALIGNCORE and backtrack16), on the

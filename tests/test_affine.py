@@ -315,3 +315,76 @@ def test_the_gpu_takes_the_strip_that_computes_a_launch_soonest():
         assert strip([253, 260, 280]) == 40
         assert strip([400, 410]) == 40 and strip([1500]) == 40
         assert least_padding(variants[:1], np.array([250]), np.array([250])) is variants[0]
+
+
+# --- the exact screen of affine passes (pairs.identity.AffineScreen, docs/pruning.md) ---
+
+
+def weight_of(columns, alpha, beta):
+    """alpha x matches - beta x mismatches of an alignment given as columns."""
+    return sum(alpha if x == y else -beta for x, y in columns if "-" not in (x, y))
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_screen_reference_is_the_best_weight_among_optimal_alignments(name):
+    """Against brute force: every alignment of short pairs scored from its columns."""
+    scheme = SCHEMES[name]
+    for a, b in random_pairs(seed=15, n=40, max_len=5):
+        alignments = every_alignment(a, b)
+        scores = [reference_affine.column_score(c, scheme) for c in alignments]
+        best = max(scores)
+        heaviest = max(weight_of(c, 3, 7) for c, s in zip(alignments, scores) if s == best)
+        assert reference_affine.screen(a, b, scheme, 3, 7) == (best, heaviest), (a, b)
+
+
+def adversarial_pairs(seed):
+    """Related and unrelated pairs, homopolymer runs, large length differences (free and
+    paid end gaps decide them) and one-letter sequences."""
+    rng = np.random.default_rng(seed)
+    pairs = random_pairs(seed, n=50, max_len=30)
+    pairs += random_pairs(seed + 1, n=20, letters="AT", max_len=30)
+    for _ in range(15):
+        core = random_seq(rng, int(rng.integers(5, 15)))
+        pairs.append((random_seq(rng, 8) + core + random_seq(rng, 6), mutate(rng, core, 0.1)))
+    pairs += [("A" * 12, "A" * 5), ("ACGT", "T"), ("G", "G"), ("ACACACAC", "CACACACA")]
+    return pairs
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_the_screen_never_drops_a_pair_its_traced_alignment_keeps(name):
+    """For every iddef and thresholds at the pairs' own identities (the tightest tests),
+    each pair whose traced alignment (vsearch's choice, the counts the distance stage
+    keeps) reaches the threshold has the screen's weight at least AffineScreen.least; the
+    screen's score is the traced one's. And the screen drops pairs."""
+    from seqpairs.backends.common import AFFINE_COUNTS
+    from seqpairs.backends.cpu.trace_affine import counter
+    from seqpairs.pairs.identity import IDDEFS, AffineScreen, vsearch_percent
+
+    scheme = SCHEMES[name]
+    pairs = adversarial_pairs(17)
+    codes, offsets = encode_all([s for pair in pairs for s in pair])
+    k = np.arange(len(pairs))
+    counts = dict(zip(AFFINE_COUNTS, counter(codes, offsets, scheme)(2 * k, 2 * k + 1)))
+    la = np.array([len(a) for a, _ in pairs])
+    lb = np.array([len(b) for _, b in pairs])
+    screens = {}
+    dropped = 0
+    for iddef in IDDEFS:
+        percent = vsearch_percent(iddef, counts["matches"], counts["mismatches"],
+                                  counts["columns"], counts["terminal_gaps"],
+                                  counts["openings"], la, lb)
+        for t in np.unique(np.r_[np.quantile(percent / 100, [0.3, 0.6, 0.8, 0.95]), 0.97]):
+            test = AffineScreen.at(iddef, t, 40)
+            if test is None:
+                continue
+            weights = (test.alpha, test.beta)
+            if weights not in screens:
+                screens[weights] = np.array(
+                    [reference_affine.screen(a, b, scheme, *weights) for a, b in pairs])
+            score, weight = screens[weights].T
+            assert np.array_equal(score, counts["score"])
+            kept = percent >= 100.0 * t
+            least = test.least(la, lb)
+            assert (weight >= least)[kept].all(), (iddef, t, np.flatnonzero(kept & (weight < least)))
+            dropped += int((weight < least).sum())
+    assert dropped > 0

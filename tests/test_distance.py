@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import squareform
 
 import reference
+import reference_affine
 from seqpairs import backends, scoring
 from seqpairs.formats.distances import (
+    LAYOUTS,
     pair_from_index,
     pair_index,
     read_edges,
@@ -419,3 +421,41 @@ def test_a_dense_sink_takes_every_distance_once(tmp_path):
             assert np.array_equal(got_edges.i, edges_plain.i)
             assert np.array_equal(got_edges.distance.view(np.int64),
                                   edges_plain.distance.view(np.int64))
+
+
+@pytest.mark.parametrize("options", [dict(max_distance=0.1),
+                                     dict(max_distance=0.05, candidate_identity=0.9, iddef=0),
+                                     dict(max_distance=0.15, iddef=3),
+                                     dict(max_distance=0.2, iddef=1)])
+def test_affine_screen_keeps_exactly_the_unscreened_pairs(tmp_path, options):
+    """compute() under the vsearch preset with an affine screen (the GPU's, here the
+    reference's on the CPU) keeps exactly the pairs and columns it keeps without; with
+    --no-prune (prune=False) the screen is not asked for."""
+    seqset, bins, tiles = family_and_strangers(tmp_path, 23, 40, 18, 7, 0.08, 10)
+    scheme = scoring.get("vsearch")
+    plain, _ = distance.compute(seqset, bins, tiles, backend=CPU, scheme=scheme, **options)
+    screened_pairs = []
+
+    def screener(codes, offsets, scheme, threads=None):
+        seqs = list(seqset.seqs)
+
+        def screen(pa, pb, alpha, beta):
+            screened_pairs.extend(zip(pa.tolist(), pb.tolist()))
+            found = [reference_affine.screen(seqs[x], seqs[y], scheme, alpha, beta)
+                     for x, y in zip(pa, pb)]
+            return tuple(np.array(column, dtype=np.int32).reshape(len(found))
+                         for column in zip(*found)) if found else (np.empty(0, np.int32),) * 2
+
+        return screen
+
+    backend = dataclasses.replace(CPU, affine_screen=screener)
+    screened, _ = distance.compute(seqset, bins, tiles, backend=backend, scheme=scheme,
+                                   **options)
+    assert len(screened_pairs) == seqset.n * (seqset.n - 1) // 2
+    assert 0 < len(plain) < len(screened_pairs)
+    for column in ("i", "j", *LAYOUTS["affine"].columns):
+        assert np.array_equal(getattr(screened, column), getattr(plain, column)), column
+    screened_pairs.clear()
+    distance.compute(seqset, bins, tiles, backend=backend, scheme=scheme, prune=False,
+                     **options)
+    assert not screened_pairs

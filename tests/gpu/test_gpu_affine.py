@@ -210,3 +210,118 @@ def test_protein_distance_stage_cpu_equals_gpu(tmp_path):
                      backend, "--identity", "0.5", "-o", str(kept)]) == 0
         outputs[backend] = (edges.read_bytes(), kept.read_bytes())
     assert outputs["cpu"] == outputs["gpu"]
+
+
+# --- the exact screen of affine passes (affine_screen.cu) against the reference ---
+
+SCREEN_SCHEMES = {name: s for name, s in COUNT_SCHEMES.items() if name != "wide"}
+
+
+def compare_screen(seqs, pa, pb, scheme, weights, **options):
+    """affine_screen's score and weight of each pair: the reference's."""
+    import reference_affine
+
+    codes, offsets = encode(seqs, scheme.alphabet)
+    got = gpu_affine.screener(codes, offsets, scheme, **options)(pa, pb, *weights)
+    want = np.array([reference_affine.screen(seqs[x], seqs[y], scheme, *weights)
+                     for x, y in zip(pa, pb)], dtype=np.int32).reshape(-1, 2)
+    assert got[0].dtype == got[1].dtype == np.int32
+    assert np.array_equal(got[0], want[:, 0]), "scores differ"
+    assert np.array_equal(got[1], want[:, 1]), "weights differ"
+
+
+def screen_pairs(rng, seqs):
+    """Random pairs (B's groups mostly under a block: padding) and one B with 300 As
+    (groups of whole blocks and a part)."""
+    pa, pb = random_pairs(rng, len(seqs), 300)
+    return np.r_[pa, rng.integers(0, len(seqs), 300)], np.r_[pb, np.full(300, len(seqs) - 1)]
+
+
+@pytest.mark.parametrize("name", list(SCREEN_SCHEMES))
+def test_screen_is_the_reference_on_mixed_and_homopolymer_pairs(name):
+    rng = np.random.default_rng(43)
+    seqs = [s[:int(rng.integers(1, 90))] for s in mixed_sequences(rng)]
+    pa, pb = screen_pairs(rng, seqs)
+    compare_screen(seqs, pa, pb, SCREEN_SCHEMES[name], (3, 7))
+    compare_screen(seqs, pa, pb, SCREEN_SCHEMES[name], (0, 1), max_batch=128)
+
+
+def test_protein_screen_is_the_reference():
+    from proteins import proteins
+    from seqpairs import scoring
+
+    rng = np.random.default_rng(46)
+    seqs = proteins(seed=46, n=80, max_len=90)
+    pa, pb = screen_pairs(rng, seqs)
+    compare_screen(seqs, pa, pb, scoring.get("blosum62"), (1, 0))
+    compare_screen(seqs, pa, pb, scoring.get("blosum62"), (2, 17), max_batch=256)
+
+
+def test_screen_of_real_reads_bounds_their_traced_alignments(shared_data):
+    """Long pairs (many strips): the screen's score is the affine kernel's, and its weight
+    at least the traced alignment's (the one the distance stage counts)."""
+    from seqpairs.backends.common import AFFINE_COUNTS
+    from seqpairs.backends.cpu import trace_affine
+
+    seqs = read_acgt(shared_data / "C005_454.fa.gz", 300)
+    scheme = COUNT_SCHEMES["vsearch"]
+    pa, pb = random_pairs(np.random.default_rng(47), len(seqs), 3000)
+    codes, offsets = encode(seqs)
+    score, weight = gpu_affine.screener(codes, offsets, scheme)(pa, pb, 2, 61)
+    counts = dict(zip(AFFINE_COUNTS, trace_affine.counter(codes, offsets, scheme)(pa, pb)))
+    assert np.array_equal(score, counts["score"])
+    traced = 2 * counts["matches"] - 61 * counts["mismatches"]
+    assert (weight >= traced).all() and (weight > traced).any()
+
+
+def test_screen_refuses_what_the_kernel_cannot_hold():
+    seqs = ["ACGT" * 100, "ACG" * 90]
+    codes, offsets = encode(seqs)
+    assert gpu_affine.screener(codes, offsets, SCHEMES["wide"]) is None  # 64-bit scores
+    screen = gpu_affine.screener(codes, offsets, SCHEMES["affine"])
+    with pytest.raises(ValueError, match="16 bits"):
+        screen(np.array([0]), np.array([1]), 1, 82)  # 82 x 400 >= 2^15
+
+
+def test_screened_distance_stage_is_the_unscreened(shared_data, tmp_path):
+    """The vsearch preset's distance stage on the GPU, screened, keeps exactly the pairs
+    and columns of the CPU's (no screen) and of the GPU's with prune=False."""
+    import dataclasses
+
+    from seqpairs import backends, scoring
+    from seqpairs.formats.distances import LAYOUTS
+    from seqpairs.formats.fasta import read_unique_fasta
+    from seqpairs.pairs import distance
+    from seqpairs.pairs import tiling as binning
+
+    seqs = list(dict.fromkeys(read_acgt(shared_data / "C005_454.fa.gz", 500)))[:400]
+    fasta = tmp_path / "c.fasta"
+    fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
+    seqset = read_unique_fasta(fasta)
+    bins = binning.make_bins(seqset.lengths, 25)
+    tiles = binning.make_tiles(seqset.lengths, bins, 5000)
+    scheme = scoring.get("vsearch")
+    gpu_backend = backends.select("gpu")
+    screened_pairs = []
+
+    def screener(*args, **kwargs):
+        screen = gpu_affine.screener(*args, **kwargs)
+
+        def counted(pa, pb, alpha, beta):
+            screened_pairs.append(len(pa))
+            return screen(pa, pb, alpha, beta)
+
+        return counted
+
+    options = dict(scheme=scheme, max_distance=0.03, candidate_identity=0.97)
+    runs = {name: distance.compute(seqset, bins, tiles, backend=backend, **extra, **options)[0]
+            for name, backend, extra in (
+                ("cpu", backends.select("cpu"), {}),
+                ("gpu", dataclasses.replace(gpu_backend, affine_screen=screener), {}),
+                ("gpu unscreened", gpu_backend, {"prune": False}))}
+    assert sum(screened_pairs) == seqset.n * (seqset.n - 1) // 2
+    assert 0 < len(runs["cpu"]) < sum(screened_pairs)
+    for name in ("gpu", "gpu unscreened"):
+        for column in ("i", "j", *LAYOUTS["affine"].columns):
+            assert np.array_equal(getattr(runs[name], column), getattr(runs["cpu"], column)), \
+                (name, column)

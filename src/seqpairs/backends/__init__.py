@@ -33,6 +33,12 @@ where each starts, as formats.fasta.SequenceSet holds them):
       score, matches, mismatches, openings, columns, terminal_gaps, terminal_openings
       (int32; common.AFFINE_COUNTS): the counts of the alignment trace_affine takes (vsearch's
       choice among equal scores, its terminal gaps), without the alignment itself
+  affine_screen(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb, alpha,
+      beta) -> score, weight (int32): the optimal score and the largest alpha x matches -
+      beta x mismatches among the alignments with that score, an exact first pass of the
+      affine distance stage (pairs.identity.AffineScreen); the factory returns None where
+      the scheme does not fit the kernel. None where the backend has no cheaper pass (the
+      CPU: its affine_counts is faster than its score kernel).
   local_scores(scheme: LocalScheme, queries, targets, pairs, keys, shuffles, seed, threads,
                profiles=None) ->
       real (int32[P]), shuffled (int32[P, shuffles]): Smith-Waterman-Gotoh scores of each
@@ -114,6 +120,7 @@ class Backend:
     affine_counts: Callable
     local_scores: Callable
     trace_affine: Callable
+    affine_screen: Callable | None = None
     trace_seqdist: Callable | None = None
     align_ends: Callable | None = None
     align_starts: Callable | None = None

@@ -31,7 +31,7 @@ from ..backends.common import AFFINE_COUNTS
 from ..formats.distances import Edges, pair_index, sequence_digest
 from ..progress import Progress
 from . import tiling
-from .identity import screen_bound, upper_bound, vsearch_percent
+from .identity import AffineScreen, screen_bound, upper_bound, vsearch_percent
 from .prune import Pruner
 
 log = logging.getLogger("seqpairs.distance")
@@ -160,8 +160,17 @@ class AffinePass:
                                                                  candidate_identity, iddef)
         self.lengths = backend.xp.asarray(seqs.lengths)
         self.count = backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads)
+        self.screen, self.test = affine_screen(backend, seqs, scheme, threads, max_distance,
+                                               candidate_identity, iddef, dense_out, prune)
+        self.screened = self.passed = 0
 
     def __call__(self, i, j):
+        if self.screen:
+            _, weight = self.screen(j, i, self.test.alpha, self.test.beta)
+            maybe = weight >= self.test.least(self.lengths[j], self.lengths[i])
+            self.screened += len(i)
+            i, j = i[maybe], j[maybe]
+            self.passed += len(i)
         counts = self.count(j, i)
         c = dict(zip(AFFINE_COUNTS, counts))
         percent = vsearch_percent(self.iddef, c["matches"], c["mismatches"], c["columns"],
@@ -174,8 +183,24 @@ class AffinePass:
             keep |= percent >= 100.0 * self.candidate_identity
         return tuple(a[keep] for a in (i, j, distance, *counts))
 
-    def summary(self) -> None:
-        return None
+    def summary(self) -> str | None:
+        return (f"affine screen: {self.passed} of {self.screened} pairs counted"
+                if self.screen else None)
+
+
+def affine_screen(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef,
+                  dense_out, prune):
+    """The backend's affine screen and its test (identity.AffineScreen) where they apply:
+    pruning on, no dense output (every pair's distance), a threshold some pairs miss, a
+    backend and scheme with a screen; else (None, None)."""
+    least = 1.0 - max_distance
+    if candidate_identity is not None:
+        least = min(least, candidate_identity)
+    test = AffineScreen.at(iddef, least, int(seqs.lengths.max(initial=1)))
+    if not prune or dense_out is not None or test is None or backend.affine_screen is None:
+        return None, None
+    screen = backend.affine_screen(seqs.codes, seqs.offsets, scheme, threads)
+    return (screen, test) if screen else (None, None)
 
 
 # Cells a second a CPU thread aligns, assumed until the helper's first list (the cheapest

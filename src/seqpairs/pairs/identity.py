@@ -17,6 +17,9 @@ need a traceback.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 IDDEFS = (0, 1, 2, 3, 4)
@@ -110,3 +113,48 @@ def vsearch_percent(iddef: int, matches, mismatches, columns, terminal_gaps, ope
         events = _float(mismatches) + openings
         return np.maximum(0.0, 100.0 * (1.0 - events / np.maximum(la, lb)))
     raise ValueError(f"iddef must be one of {IDDEFS}, not {iddef}")
+
+
+# Below every threshold by far more than float64's rounding of vsearch_percent's tests
+# (a few units in 2^-53), so that a pair the tests keep is never screened out.
+SCREEN_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class AffineScreen:
+    """The exact screen of an affine pass at one identity threshold (docs/pruning.md,
+    "Affine schemes"): W, the largest alpha x matches - beta x mismatches among a pair's
+    alignments of optimal score (backend.affine_screen), is at least `least(la, lb)` for
+    every pair whose traced alignment reaches the threshold by iddef."""
+
+    iddef: int
+    threshold: float  # the identity reached, minus SCREEN_MARGIN
+    alpha: int
+    beta: int
+
+    @classmethod
+    def at(cls, iddef: int, identity: float, longest: int) -> AffineScreen | None:
+        """The screen of `identity` by iddef, its weights at most (2^15 - 1) // longest
+        (the GPU's 16-bit weights); None where every pair may reach it."""
+        t = identity - SCREEN_MARGIN
+        if t <= 0:
+            return None
+        if iddef == 0:  # matches >= t x shorter
+            return cls(iddef, t, 1, 0)
+        if iddef == 3:  # mismatches <= mismatches + openings <= (1 - t) x longer
+            return cls(iddef, t, 0, 1)
+        # matches >= t (matches + mismatches): alpha m - beta x >= 0 for beta / alpha <= t /
+        # (1 - t); the closest such ratio within the cap (a lower ratio only screens less)
+        cap = (2**15 - 1) // max(longest, 1)
+        ratio = t / (1 - t) if t < 1 else math.inf
+        alpha, beta = max(((a, min(cap, math.floor(a * ratio))) for a in range(1, cap + 1)),
+                          key=lambda w: (w[1] / w[0], -w[0]))
+        return cls(iddef, t, alpha, beta)
+
+    def least(self, la, lb):
+        """The least W of a pair of these lengths that may reach the threshold."""
+        if self.iddef == 0:
+            return self.threshold * np.minimum(la, lb)
+        if self.iddef == 3:
+            return -(1 - self.threshold) * np.maximum(la, lb)
+        return 0

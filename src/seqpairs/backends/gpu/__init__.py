@@ -38,6 +38,7 @@ def backend(device: int = 0) -> Backend:
         upper_cost=band.UPPER_COST,
         affine=affine.aligner,
         affine_counts=affine.counter,
+        affine_screen=affine.screener,
         trace_affine=affine.tracer,
         local_scores=local.local_scores,
         align_ends=align.ends,

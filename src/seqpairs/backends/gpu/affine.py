@@ -10,10 +10,10 @@ from ...errors import UserError
 from ...scoring.affine import NEG
 from ..alignments import COUNTS, ScoredAlignments
 from ..common import AFFINE_COUNTS, check_lengths
-from .kernels import VARIANTS
+from .kernels import BLOCK, VARIANTS
 from .launch import INT_POISON, check_written, device_pairs, one_thread_per_pair
 
-MAX_LETTERS = 32  # affine_trace.cu's shared table (TABLE 1)
+MAX_LETTERS = 32  # affine_trace.cu's shared table (TABLE 1), affine_screen.cu's profile
 
 
 def neg_score_32(scheme) -> int:
@@ -107,6 +107,75 @@ def aligner(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
         return (score.get(), length.get()) if on_host else (score, length)
 
     return align
+
+
+def by_column_sequence(pa, pb, lengths):
+    """The pairs ordered by B, then A's length, each B's run padded to whole blocks with
+    copies of its last pair (affine_screen.cu: a block's pairs share B); (pa, pb, where),
+    where: each given pair's position among them."""
+    import cupy
+
+    order = cupy.lexsort(cupy.stack((lengths[pa], pb)))
+    spa, spb = pa[order], pb[order]
+    starts = cupy.flatnonzero(cupy.diff(spb, prepend=-1))
+    runs = cupy.diff(cupy.append(starts, len(spb)))
+    padded = -(-runs // BLOCK) * BLOCK
+    padded_starts = cupy.cumsum(padded) - padded
+    slots = int(padded.sum())
+    run = cupy.searchsorted(starts, cupy.arange(len(spb)), side="right") - 1
+    at = padded_starts[run] + cupy.arange(len(spb)) - starts[run]
+    # padding: its run's last pair
+    slot_run = cupy.searchsorted(padded_starts, cupy.arange(slots), side="right") - 1
+    source = (starts + runs - 1)[slot_run]
+    source[at] = cupy.arange(len(spb))
+    where = cupy.empty_like(at)
+    where[order] = at
+    return spa[source], spb[source], where
+
+
+def screener(codes, offsets, scheme, threads=None, *, max_batch=None):
+    """The contract's affine_screen on the current GPU: (pa, pb, alpha, beta) -> score and
+    weight (int32): the optimal score of each pair (pa[k] as A) and the largest alpha x
+    matches - beta x mismatches among its alignments with that score (gpu_kernels/
+    affine_screen.cu); None where the scheme's alphabet or scores do not fit the kernel
+    (more than 32 letters, scores beyond 16 bits). Weights: max(alpha, beta) x the longest
+    sequence below 2^15."""
+    import cupy
+
+    max_len, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
+    letters = len(scheme.alphabet)
+    if letters > MAX_LETTERS or packed_width(scheme, max_len) != 32:
+        return None
+    kernel = VARIANTS["affine_screen"].function_handle()
+    steps = tuple(np.int32(c << 16) for c in (
+        scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
+        scheme.end_open + scheme.end_extend, scheme.end_extend))
+    ends = (np.int32(scheme.end_open), np.int32(scheme.end_extend),
+            np.int32(neg_score_32(scheme) << 16))
+
+    def screen(pa, pb, alpha: int, beta: int):
+        if max(alpha, beta) * max_len >= 2**15:
+            raise ValueError(f"weights {alpha}, {beta} pass 16 bits at {max_len} letters")
+        pa, pb, on_host = device_pairs(pa, pb)
+        if len(pa) == 0:
+            return (np.empty(0, np.int32),) * 2 if on_host else (cupy.empty(0, cupy.int32),) * 2
+        gpa, gpb, where = by_column_sequence(pa, pb, lengths)
+
+        def launch(grid, block, d_pa, d_pb, m, rows_total):
+            score = cupy.full(m, INT_POISON, dtype=cupy.int32)
+            weight = cupy.empty(m, dtype=cupy.int32)
+            kernel(grid, block, (d_codes, d_offsets, d_pa, d_pb, np.int32(m), d_subst,
+                                 np.int32(letters), np.int32(alpha), np.int32(beta), *steps,
+                                 *ends, cupy.empty(rows_total, dtype=cupy.int32),
+                                 cupy.empty(rows_total, dtype=cupy.int32), score, weight))
+            return score, weight
+
+        score, weight = one_thread_per_pair(lengths, gpa, gpb, 8, max_batch, launch)
+        check_written(score == INT_POISON, len(gpa), "results")
+        found = (score[where], weight[where])
+        return tuple(a.get() for a in found) if on_host else found
+
+    return screen
 
 
 def traced(codes, offsets, scheme, max_batch, runs: bool):

@@ -1,0 +1,174 @@
+// The exact screen of the affine all-pairs pass (docs/pruning.md, "Affine schemes"): per
+// pair the optimal global score under an AffineScheme (as affine.cu computes it) and,
+// among the alignments with that score, the largest weight ALPHA x matches - BETA x
+// mismatches (gap columns weigh nothing), as tests/reference_affine.screen defines it.
+//
+// Each state is one 32-bit integer, score * 65536 + weight, the weight within +-2^15 and
+// the score within 16 bits (backends/gpu/affine.screener checks both), so that the order
+// (the higher score, then the larger weight) is the integers' order and every choice is a
+// DPX maximum, as in affine.cu.
+//
+// Layout: every thread of a block aligns its own A (rows) against the block's one B
+// (columns; the host groups the pairs so, padding each group to whole blocks). B's
+// columns go in strips of STRIP: the block writes the strip's profile to shared memory,
+// for every letter the packed diagonal steps against the strip's columns (the score
+// << 16, plus ALPHA for the same letter or -BETA), and a thread reads its row letter's
+// STRIP steps with STRIP / 4 vector loads a row; H and F of the strip stay in registers
+// while it walks down its rows, and the strip's last column (H, E) goes to a [row][pair]
+// buffer, read one row ahead.
+#ifndef STRIP
+#define STRIP 16
+#endif
+#if STRIP % 4 != 0
+#error "STRIP must be a multiple of 4"
+#endif
+#define MAX_LETTERS 32
+// a letter's row of the profile in 16-byte units, odd: rows of different letters start
+// in different bank groups
+#define STRIDE ((STRIP / 4) | 1)
+
+__device__ __forceinline__ int add_max(int a, int b, int c) { return __viaddmax_s32(a, b, c); }
+__device__ __forceinline__ int max3(int a, int b, int c) { return __vimax3_s32(a, b, c); }
+
+struct Costs {  // gap steps as subtracted, packed: open + extend, and extend
+    int open_ext, ext;
+};
+
+__device__ __forceinline__ int border(int end_open, int end_extend, int k)
+{
+    return (-end_open - k * end_extend) * 65536;  // a terminal gap of k letters, weight 0
+}
+
+// The block's profile of B's columns j0 .. j0 + STRIP - 1 (columns past lb: any letter;
+// they are never read out).
+__device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char* B, int lb,
+                                              int j0, const int* subst, int letters,
+                                              int alpha, int beta)
+{
+    int* steps = (int*)s_prof;
+    for (int e = threadIdx.x; e < letters * STRIP; e += blockDim.x) {
+        const int a = e / STRIP, t = e % STRIP, j = j0 + t;
+        const int b = j <= lb ? B[j - 1] : 0;
+        steps[a * STRIDE * 4 + t] = subst[a * letters + b] * 65536 + (a == b ? alpha : -beta);
+    }
+}
+
+// One row through the strip. hz: its horizontal gap steps; LAST_ROW: they are terminal.
+template <bool FINAL>
+__device__ __forceinline__ void row(const uint4* s_prof, int a, const bool (&last_col)[STRIP],
+                                    Costs hz, Costs interior, Costs end, int& left_h,
+                                    int& left_e, int diag_h, int (&h)[STRIP], int (&f)[STRIP])
+{
+    const uint4* p = s_prof + a * STRIDE;
+#pragma unroll
+    for (int q = 0; q < STRIP / 4; q++) {
+        const uint4 four = p[q];
+        const int step[4] = {(int)four.x, (int)four.y, (int)four.z, (int)four.w};
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int t = 4 * q + u;
+            const Costs vt = (FINAL && last_col[t]) ? end : interior;
+            const int e = add_max(left_h, -hz.open_ext, left_e - hz.ext);  // horizontal gap
+            const int nf = add_max(h[t], -vt.open_ext, f[t] - vt.ext);      // vertical gap
+            const int nh = max3(diag_h + step[u], e, nf);
+            diag_h = h[t];
+            h[t] = left_h = nh;
+            f[t] = nf;
+            left_e = e;
+        }
+    }
+}
+
+template <bool FINAL>
+__device__ __forceinline__ void strip(const uint4* s_prof, const unsigned char* A, int la,
+                                      int lb, int j0, Costs interior, Costs end, int end_open,
+                                      int end_extend, int neg, int* bnd_h, int* bnd_e,
+                                      size_t stride, int* out_score, int* out_weight)
+{
+    bool last_col[STRIP];
+    int h[STRIP], f[STRIP];
+#pragma unroll
+    for (int t = 0; t < STRIP; t++) {
+        last_col[t] = FINAL && j0 + t == lb;
+        h[t] = border(end_open, end_extend, j0 + t);  // row 0: a terminal gap along the top
+        f[t] = neg;
+    }
+    int up_left = j0 == 1 ? 0 : border(end_open, end_extend, j0 - 1);
+    // the left boundary and A's letter are read ahead of the rows that use them
+    int next_h = bnd_h[stride], next_e = bnd_e[stride], next_a = A[0];
+    for (int i = 1; i < la; i++) {  // the rows before the last one
+        int left_h = next_h, left_e = next_e;
+        const int a = next_a, diag_h = up_left;
+        up_left = next_h;
+        next_h = bnd_h[(size_t)(i + 1) * stride];
+        next_e = bnd_e[(size_t)(i + 1) * stride];
+        next_a = A[i];
+        row<FINAL>(s_prof, a, last_col, interior, interior, end, left_h, left_e, diag_h, h, f);
+        if (!FINAL) {
+            bnd_h[(size_t)i * stride] = left_h;
+            bnd_e[(size_t)i * stride] = left_e;
+        }
+    }
+    int left_h = next_h, left_e = next_e;
+    row<FINAL>(s_prof, next_a, last_col, end, interior, end, left_h, left_e, up_left, h, f);
+    if (FINAL) {
+#pragma unroll
+        for (int t = 0; t < STRIP; t++) {
+            if (last_col[t]) {
+                const int score = (h[t] + 32768) >> 16;  // the weight is within +-2^15
+                *out_score = score;
+                *out_weight = h[t] - score * 65536;
+            }
+        }
+    } else {
+        bnd_h[(size_t)la * stride] = left_h;
+        bnd_e[(size_t)la * stride] = left_e;
+    }
+}
+
+// pa[k] is A, pb[k] is B; every block's pairs have the same B (the host's grouping).
+// subst: letters x letters (scoring/alphabet.py's codes); the gap steps packed
+// (score << 16, weight 0); end_open, end_extend plain for the borders; neg: the packed
+// impossible state.
+extern "C" __global__ void affine_screen(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+    const long long* __restrict__ pa, const long long* __restrict__ pb, const int npairs,
+    const int* __restrict__ subst, const int letters, const int alpha, const int beta,
+    const int gap_open_ext, const int gap_ext, const int end_open_ext, const int end_ext,
+    const int end_open, const int end_extend, const int neg, int* __restrict__ bnd_h,
+    int* __restrict__ bnd_e, int* __restrict__ out_score, int* __restrict__ out_weight)
+{
+    __shared__ uint4 s_prof[MAX_LETTERS * STRIDE];
+    const int first = blockIdx.x * blockDim.x, k = first + threadIdx.x;
+    const bool mine = k < npairs;  // threads past the last pair only build profiles
+    const long long y = pb[first], x = pa[mine ? k : first];
+    const unsigned char* A = codes + offsets[x];
+    const unsigned char* B = codes + offsets[y];
+    const int la = (int)(offsets[x + 1] - offsets[x]);
+    const int lb = (int)(offsets[y + 1] - offsets[y]);
+    const Costs interior = {gap_open_ext, gap_ext}, end = {end_open_ext, end_ext};
+    const size_t stride = (size_t)npairs;
+    int* h_col = bnd_h + k;
+    int* e_col = bnd_e + k;
+    if (mine) {  // column 0 as the first strip's boundary: a terminal gap down the left side
+        for (int i = 1; i <= la; i++) {
+            h_col[(size_t)i * stride] = border(end_open, end_extend, i);
+            e_col[(size_t)i * stride] = neg;
+        }
+    }
+    int j0 = 1;
+    for (; j0 + STRIP <= lb; j0 += STRIP) {
+        __syncthreads();  // every thread is done with the last strip's profile
+        build_profile(s_prof, B, lb, j0, subst, letters, alpha, beta);
+        __syncthreads();
+        if (mine)
+            strip<false>(s_prof, A, la, lb, j0, interior, end, end_open, end_extend, neg,
+                         h_col, e_col, stride, nullptr, nullptr);
+    }
+    __syncthreads();
+    build_profile(s_prof, B, lb, j0, subst, letters, alpha, beta);
+    __syncthreads();
+    if (mine)
+        strip<true>(s_prof, A, la, lb, j0, interior, end, end_open, end_extend, neg, h_col,
+                    e_col, stride, out_score + k, out_weight + k);
+}
