@@ -100,6 +100,24 @@ def screen(a: str, b: str, scheme: AffineScheme, alpha: int, beta: int) -> tuple
     return H[la][lb]
 
 
+def screener(seqs: list[str], calls: list | None = None):
+    """A backend's affine_screen factory computing `screen` for the pairs of `seqs` (a
+    CPU-made stand-in for the GPU's); each call's pairs are appended to `calls`."""
+    import numpy as np
+
+    def factory(codes, offsets, scheme, threads=None):
+        def screen(pa, pb, alpha, beta):
+            if calls is not None:
+                calls.extend(zip(pa.tolist(), pb.tolist()))
+            found = [globals()["screen"](seqs[x], seqs[y], scheme, alpha, beta)
+                     for x, y in zip(pa, pb)]
+            return tuple(np.array([f[k] for f in found], dtype=np.int32) for k in (0, 1))
+
+        return screen
+
+    return factory
+
+
 # --- traceback with vsearch's tie rules (seqpairs.backends.cpu.trace_affine) ---
 #
 # Written from vsearch's align_simd.cc (search16's ALIGNCORE and backtrack16), on the

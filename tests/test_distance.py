@@ -435,19 +435,7 @@ def test_affine_screen_keeps_exactly_the_unscreened_pairs(tmp_path, options):
     scheme = scoring.get("vsearch")
     plain, _ = distance.compute(seqset, bins, tiles, backend=CPU, scheme=scheme, **options)
     screened_pairs = []
-
-    def screener(codes, offsets, scheme, threads=None):
-        seqs = list(seqset.seqs)
-
-        def screen(pa, pb, alpha, beta):
-            screened_pairs.extend(zip(pa.tolist(), pb.tolist()))
-            found = [reference_affine.screen(seqs[x], seqs[y], scheme, alpha, beta)
-                     for x, y in zip(pa, pb)]
-            return tuple(np.array(column, dtype=np.int32).reshape(len(found))
-                         for column in zip(*found)) if found else (np.empty(0, np.int32),) * 2
-
-        return screen
-
+    screener = reference_affine.screener(list(seqset.seqs), screened_pairs)
     backend = dataclasses.replace(CPU, affine_screen=screener)
     screened, _ = distance.compute(seqset, bins, tiles, backend=backend, scheme=scheme,
                                    **options)

@@ -579,3 +579,26 @@ def test_cigars_at_once_equal_one_by_one():
     mask = np.arange(len(al)) % 3 == 1
     assert al.cigars(mask) == [c for c, m in zip(one_by_one, mask) if m]
     assert al.cigars(np.zeros(len(al), dtype=bool)) == []
+
+
+@pytest.mark.parametrize("iddef", IDDEFS)
+def test_the_filters_screen_keeps_its_table(iddef):
+    """filter_affine on a backend with an affine screen (the GPU's; here the reference's
+    beside the CPU's counts, as on the GPU) gives the same table as every pair counted,
+    the screen asked for every pair the length test leaves and none with prune=False."""
+    import dataclasses
+
+    seqs = length_boundary_sequences() + random_sequences(seed=14, n=30, max_len=40)
+    s = sequence_set(seqs)
+    every = seqfilter.filter_affine(s, VSEARCH, CPU, 0.9, iddef)
+    assert 0 < len(every) < len(seqs) * (len(seqs) - 1) // 2
+    screened = []
+    backend = dataclasses.replace(CPU, affine_counts_traced=False,
+                                  affine_screen=reference_affine.screener(seqs, screened))
+    pd.testing.assert_frame_equal(seqfilter.filter_affine(s, VSEARCH, backend, 0.9, iddef),
+                                  every)
+    assert len(screened) > len(every)
+    screened.clear()
+    pd.testing.assert_frame_equal(
+        seqfilter.filter_affine(s, VSEARCH, backend, 0.9, iddef, prune=False), every)
+    assert not screened

@@ -160,14 +160,17 @@ class AffinePass:
                                                                  candidate_identity, iddef)
         self.lengths = backend.xp.asarray(seqs.lengths)
         self.count = backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads)
-        self.screen, self.test = affine_screen(backend, seqs, scheme, threads, max_distance,
-                                               candidate_identity, iddef, dense_out, prune)
+        least = 1.0 - max_distance
+        if candidate_identity is not None:
+            least = min(least, candidate_identity)
+        # a dense output needs every pair's distance
+        self.may_pass = affine_screen(backend, seqs, scheme, threads, least, iddef,
+                                      prune and dense_out is None)
         self.screened = self.passed = 0
 
     def __call__(self, i, j):
-        if self.screen:
-            _, weight = self.screen(j, i, self.test.alpha, self.test.beta)
-            maybe = weight >= self.test.least(self.lengths[j], self.lengths[i])
+        if self.may_pass:
+            maybe = self.may_pass(j, i)
             self.screened += len(i)
             i, j = i[maybe], j[maybe]
             self.passed += len(i)
@@ -185,22 +188,28 @@ class AffinePass:
 
     def summary(self) -> str | None:
         return (f"affine screen: {self.passed} of {self.screened} pairs counted"
-                if self.screen else None)
+                if self.may_pass else None)
 
 
-def affine_screen(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef,
-                  dense_out, prune):
-    """The backend's affine screen and its test (identity.AffineScreen) where they apply:
-    pruning on, no dense output (every pair's distance), a threshold some pairs miss, a
-    backend and scheme with a screen; else (None, None)."""
-    least = 1.0 - max_distance
-    if candidate_identity is not None:
-        least = min(least, candidate_identity)
-    test = AffineScreen.at(iddef, least, int(seqs.lengths.max(initial=1)))
-    if not prune or dense_out is not None or test is None or backend.affine_screen is None:
-        return None, None
+def affine_screen(backend, seqs, scheme, threads, identity: float, iddef: int, prune: bool):
+    """The backend's exact screen at `identity` by iddef (identity.AffineScreen) where it
+    applies (pruning on, a threshold some pairs miss, a backend and scheme with a screen),
+    as a function (a, b) -> the mask of the pairs (a[k] as A) that may reach it; else
+    None."""
+    test = AffineScreen.at(iddef, identity, int(seqs.lengths.max(initial=1)))
+    if not prune or test is None or backend.affine_screen is None:
+        return None
     screen = backend.affine_screen(seqs.codes, seqs.offsets, scheme, threads)
-    return (screen, test) if screen else (None, None)
+    if screen is None:
+        return None
+    lengths = {np: seqs.lengths, backend.xp: backend.xp.asarray(seqs.lengths)}
+
+    def may_pass(a, b):
+        _, weight = screen(a, b, test.alpha, test.beta)
+        held = lengths[np if isinstance(a, np.ndarray) else backend.xp]
+        return weight >= test.least(held[a], held[b])
+
+    return may_pass
 
 
 # Cells a second a CPU thread aligns, assumed until the helper's first list (the cheapest

@@ -64,6 +64,7 @@ from ..errors import UserError
 from ..formats.distances import Edges, check_made_from
 from ..formats.fasta import SequenceSet
 from ..progress import Progress
+from .distance import affine_screen
 from .identity import IDDEFS, identity, upper_bound, vsearch_percent
 
 log = logging.getLogger("seqpairs.filter")
@@ -245,19 +246,25 @@ def reaching(counts, la, lb, threshold: float, iddef: int) -> np.ndarray:
 
 
 def filter_affine(seqs: SequenceSet, scheme, backend, threshold: float, iddef: int,
-                  threads: int | None = None, block_pairs: int | None = None) -> pd.DataFrame:
+                  threads: int | None = None, block_pairs: int | None = None,
+                  prune: bool = True) -> pd.DataFrame:
     """The kept pairs among all pairs, query the earlier sequence (vsearch's allpairs_global).
 
     Every pair's traced counts come from the backend's affine_counts and give its exact
     identity; only the pairs that reach the threshold are traced, on the backend, for
     their alignments. Where the counts are the traceback itself (the CPU), every pair is
     traced once instead. For iddef 1 and 4 pairs whose length ratio is below the
-    threshold are skipped (the module docstring proves it safe).
+    threshold are skipped (the module docstring proves it safe); with `prune`, a
+    backend's affine screen drops pairs that provably miss the threshold before their
+    counts (docs/pruning.md, "Affine schemes").
     """
     lengths = seqs.lengths
     trace = backend.trace_affine(seqs.codes, seqs.offsets, scheme, threads)
     count = (None if backend.affine_counts_traced else
              backend.affine_counts(seqs.codes, seqs.offsets, scheme, threads))
+    # where every pair is traced anyway (the CPU) a screen spares nothing
+    may_pass = (None if count is None else
+                affine_screen(backend, seqs, scheme, threads, threshold, iddef, prune))
     progress = Progress(log, "filter", seqs.n * (seqs.n - 1) / 2, "pairs")
     aligned = 0
 
@@ -269,6 +276,9 @@ def filter_affine(seqs: SequenceSet, scheme, backend, threshold: float, iddef: i
                 la, lb = lengths[q], lengths[t]
                 fits = 100.0 * np.minimum(la, lb) / np.maximum(la, lb) >= 100.0 * threshold
                 q, t = q[fits], t[fits]
+            if may_pass:
+                maybe = may_pass(q, t)
+                q, t = q[maybe], t[maybe]
             aligned += len(q)
             if count is not None:  # trace only the pairs whose counts reach the threshold
                 reach = reaching(dict(zip(AFFINE_COUNTS, count(q, t))), lengths[q],
@@ -279,8 +289,8 @@ def filter_affine(seqs: SequenceSet, scheme, backend, threshold: float, iddef: i
     table = affine_rows(seqs, trace, blocks(), threshold, iddef,
                         None if count is None else f"{backend.name} backend")
     progress.finish()
-    log.info("%d pairs, %d aligned on the %s backend, %d kept", seqs.n * (seqs.n - 1) // 2,
-             aligned, backend.name, len(table))
+    log.info("%d pairs, %d aligned on the %s backend%s, %d kept", seqs.n * (seqs.n - 1) // 2,
+             aligned, backend.name, " after its screen" if may_pass else "", len(table))
     return table
 
 

@@ -42,7 +42,8 @@ def affine_table(args, seqs, scheme):
     if args.distances:
         return filter_affine_edges(seqs, edge_list(args, seqs), args.identity, args.iddef,
                                    scheme, backend, args.threads)
-    return filter_affine(seqs, scheme, backend, args.identity, args.iddef, args.threads)
+    return filter_affine(seqs, scheme, backend, args.identity, args.iddef, args.threads,
+                         prune=args.prune)
 
 
 # The table of each scoring family.
