@@ -133,20 +133,21 @@ def by_column_sequence(pa, pb, lengths):
     return spa[source], spb[source], where
 
 
-def screener(codes, offsets, scheme, threads=None, *, max_batch=None):
+def screener(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     """The contract's affine_screen on the current GPU: (pa, pb, alpha, beta) -> score and
     weight (int32): the optimal score of each pair (pa[k] as A) and the largest alpha x
     matches - beta x mismatches among its alignments with that score (gpu_kernels/
     affine_screen.cu); None where the scheme's alphabet or scores do not fit the kernel
     (more than 32 letters, scores beyond 16 bits). Weights: max(alpha, beta) x the longest
-    sequence below 2^15."""
+    sequence below 2^15. `tuning` (strip, max_registers: kernels.Variant.tuned) changes
+    the kernel's variant."""
     import cupy
 
     max_len, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
     letters = len(scheme.alphabet)
     if letters > MAX_LETTERS or packed_width(scheme, max_len) != 32:
         return None
-    kernel = VARIANTS["affine_screen"].function_handle()
+    kernel = VARIANTS["affine_screen"].tuned(**tuning).function_handle()
     steps = tuple(np.int32(c << 16) for c in (
         scheme.gap_open + scheme.gap_extend, scheme.gap_extend,
         scheme.end_open + scheme.end_extend, scheme.end_extend))
