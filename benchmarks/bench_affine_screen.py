@@ -4,14 +4,14 @@ pairs it keeps) against every pair counted (prune=False, `--no-prune`).
 
     python benchmarks/bench_affine_screen.py [--proteins 6000] [--reads 6000]
                                              [--max-distance 0.1] [--repeats 2]
-                                             [--sweep 16 24:168 32 ...]
+                                             [--sweep strip=16 strip=32,load=4 ...]
 
 Proteins: families of a random root (Robinson frequencies, 150-350 aa) mutated at 2-12%
 (substitutions, and indels at a tenth of that), 10 members each. Reads: 400 bp of
 benchmarks/communities.py's community (taxa 2-20% apart). For each set: the kernels'
 rates on 200,000 of its pairs, 1,000 sequences against each of 200 others (affine_screen.cu
-at the screen's weights, each --sweep variant STRIP[:MAX_REGISTERS], and affine_trace.cu's
-counts; best of --repeats after a warm-up), then the distance stage in
+at the screen's weights in each --sweep variant of its defines and register cap, and
+affine_trace.cu's counts; best of --repeats after a warm-up), then the distance stage in
 process (pairs.distance.compute, default thresholds: --max-distance, candidate identity
 0.97), screened and counted in full: seconds, GCUPS over every pair's cells, the pairs
 the screen sent to the counts, and the kept pairs (the same in both, checked).
@@ -85,9 +85,9 @@ def run(name: str, seqs: list[str], scheme, args, folder: Path) -> None:
 
     d_pa, d_pb = cupy.asarray(pa), cupy.asarray(pb)
     count = gpu_affine.counter(seqset.codes, seqset.offsets, scheme)
-    kernels = [(f"affine_screen strip {strip}, registers {cap or 'any'}",
-                gpu_affine.screener(seqset.codes, seqset.offsets, scheme, strip=strip,
-                                    max_registers=cap)) for strip, cap in args.sweep]
+    kernels = [(f"affine_screen {','.join(f'{k}={v}' for k, v in tuning.items()) or 'as set'}",
+                gpu_affine.screener(seqset.codes, seqset.offsets, scheme, **tuning))
+               for tuning in args.sweep]
     calls = [(label, lambda screen=screen: screen(d_pa, d_pb, test.alpha, test.beta))
              for label, screen in kernels] + [("affine_counts", lambda: count(d_pa, d_pb))]
     for label, call in calls:
@@ -131,10 +131,9 @@ def run(name: str, seqs: list[str], scheme, args, folder: Path) -> None:
         raise SystemExit("the screened edge list differs from the one counted in full")
 
 
-def variant(text: str) -> tuple[int, int | None]:
-    """STRIP[:MAX_REGISTERS] as (strip, register cap or None)."""
-    strip, _, cap = text.partition(":")
-    return int(strip), int(cap) if cap else None
+def variant(text: str) -> dict:
+    """KNOB=VALUE[,KNOB=VALUE...] as Variant.tuned's keywords (integers)."""
+    return {k: int(v) for k, v in (item.split("=") for item in text.split(",") if item)}
 
 
 def main() -> None:
@@ -143,9 +142,10 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=6000)
     parser.add_argument("--max-distance", type=float, default=0.1)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--sweep", type=variant, nargs="+", default=[variant("16")],
-                        help="the screen kernel's variants timed: STRIP[:MAX_REGISTERS] "
-                        "(default 16, the dispatch table's)")
+    parser.add_argument("--sweep", type=variant, nargs="+", default=[{}],
+                        help="the screen kernel's variants timed, each KNOB=VALUE[,...] "
+                        "(kernels.Variant.tuned's: strip, load, max_registers; default: "
+                        "the dispatch table's)")
     args = parser.parse_args()
     header("The affine screen (benchmarks/bench_affine_screen.py)")
     rng = np.random.default_rng(1)

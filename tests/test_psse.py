@@ -42,6 +42,26 @@ def test_fit_of_a_row_does_not_depend_on_the_others():
         assert (alone[0][0], alone[1][0]) == (mu[k], beta[k])
 
 
+def test_fit_of_each_histogram_width_and_of_plain_rows():
+    """Integer rows of ranges under 64, under 256 and beyond (fitted from histograms of
+    64 and 256 values, and sample by sample), and fractional rows: each SciPy's fit, and
+    the same bits alone as beside rows of the other kinds."""
+    rng = np.random.default_rng(5)
+    rows = [np.round(stats.gumbel_r.rvs(loc=30, scale=scale, size=400, random_state=rng))
+            for scale in (2.0, 20.0, 60.0)]
+    rows.append(stats.gumbel_r.rvs(loc=30, scale=2.0, size=400, random_state=rng))
+    x = np.array(rows * 3)
+    spread = x.max(axis=1) - x.min(axis=1)
+    assert spread[0] < 64 <= spread[1] < 256 <= spread[2]
+    mu, beta = gumbel.fit(x)
+    for k, row in enumerate(rows):
+        np.testing.assert_allclose((mu[k], beta[k]), stats.gumbel_r.fit(row), rtol=1e-10)
+        alone = gumbel.fit(row)
+        assert (alone[0][0], alone[1][0]) == (mu[k], beta[k])
+    as_integers = gumbel.fit(x[:3].astype(np.int32))  # psse's scores: integer arrays
+    assert np.array_equal(as_integers[0], mu[:3]) and np.array_equal(as_integers[1], beta[:3])
+
+
 @pytest.mark.parametrize("loc, scale, size", [(40.0, 3.7, 1000), (5.0, 0.75, 200)])
 def test_moments_fit_equals_scipys(loc, scale, size):
     rng = np.random.default_rng(int(scale * 10))

@@ -246,7 +246,12 @@ def test_screen_is_the_reference_on_mixed_and_homopolymer_pairs(name):
     compare_screen(seqs, pa, pb, SCREEN_SCHEMES[name], (0, 1), max_batch=128)
 
 
-def test_protein_screen_is_the_reference():
+# the kernel's variants: profile loads of 4, 8 and 16 bytes, strips of 4 to 32 columns
+SCREEN_VARIANTS = [dict(load=4), dict(load=8), dict(strip=4), dict(strip=32, load=8)]
+
+
+@pytest.mark.parametrize("tuning", SCREEN_VARIANTS)
+def test_protein_screen_is_the_reference(tuning):
     from proteins import proteins
     from seqpairs import scoring
 
@@ -254,7 +259,7 @@ def test_protein_screen_is_the_reference():
     seqs = proteins(seed=46, n=80, max_len=90)
     pa, pb = screen_pairs(rng, seqs)
     compare_screen(seqs, pa, pb, scoring.get("blosum62"), (1, 0))
-    compare_screen(seqs, pa, pb, scoring.get("blosum62"), (2, 17), max_batch=256)
+    compare_screen(seqs, pa, pb, scoring.get("blosum62"), (2, 17), max_batch=256, **tuning)
 
 
 def test_screen_of_real_reads_bounds_their_traced_alignments(shared_data):

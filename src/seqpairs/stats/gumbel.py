@@ -41,10 +41,12 @@ import numpy as np
 ROWS_PER_CHUNK = 1024  # bounds the float64 temporaries of fit() (rows x shuffles each)
 
 
-def _newton(y: np.ndarray, start: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+def _newton(y: np.ndarray, start: np.ndarray, tol: float, max_iter: int,
+            counts: np.ndarray | None = None) -> np.ndarray:
     """The root beta of f (module doc) for each row of y (samples less the mean of those
-    observed; every row with some spread and min y < 0), from the estimates `start` > 0."""
-    low = y.min(axis=1, keepdims=True)
+    observed; every row with some spread and min y < 0), from the estimates `start` > 0;
+    with `counts`, y holds each row's distinct values and counts how often each occurs."""
+    low = (y if counts is None else np.where(counts > 0, y, np.inf)).min(axis=1, keepdims=True)
     lo = np.zeros(len(y))
     hi = -low[:, 0]
     beta = np.minimum(start, hi)
@@ -52,6 +54,8 @@ def _newton(y: np.ndarray, start: np.ndarray, tol: float, max_iter: int) -> np.n
     for _ in range(max_iter):
         b = beta[active, None]
         w = np.exp(-(y[active] - low[active]) / b)  # scaled by exp(min/b): no overflow
+        if counts is not None:
+            w *= counts[active]
         sw = w.sum(axis=1)
         mean_w = (y[active] * w).sum(axis=1) / sw
         var_w = (y[active] ** 2 * w).sum(axis=1) / sw - mean_w**2
@@ -87,24 +91,58 @@ def _in_chunks(samples, solve):
     return mu, beta
 
 
+# A row of integer samples whose range is below one of these widths is fitted from its
+# histogram over that many values (each Newton step then takes that many exponentials, not
+# one a sample); a fixed width a class, so that a row's sums never depend on other rows.
+HISTOGRAM_WIDTHS = (64, 256)
+
+
+def _histograms(rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, counts) [rows, width]: each row's values from its minimum up, and how often
+    each occurs in it (integer samples, range below width)."""
+    low = rows.min(axis=1, keepdims=True)
+    at = (rows - low).astype(np.int64) + width * np.arange(len(rows))[:, None]
+    counts = np.bincount(at.ravel(), minlength=len(rows) * width).reshape(len(rows), width)
+    return low + np.arange(width), counts.astype(np.float64)
+
+
 def fit(samples: np.ndarray, tol: float = 1e-13, max_iter: int = 100):
     """ML Gumbel (mu, beta) of each row of `samples` (rows: pairs; columns: shuffles).
 
-    A row whose samples are all equal has no fit: mu and beta are NaN there. Each row's
-    result depends on that row only (not on the others in the array).
+    A row whose samples are all equal has no fit: mu and beta are NaN there. Rows of
+    integers with a small range (alignment scores) are fitted from their histograms
+    (HISTOGRAM_WIDTHS), the same equations summed by value. Each row's result depends on
+    that row only (not on the others in the array).
     """
+    def solve_rows(x, counts):
+        n = x.shape[1] if counts is None else counts.sum(axis=1, keepdims=True)
+        weights = 1.0 if counts is None else counts
+        mean = (x * weights).sum(axis=1, keepdims=True) / n
+        y = x - mean
+        std = np.sqrt((y**2 * weights).sum(axis=1) / n[:, 0]) if counts is not None else \
+            y.std(axis=1)
+        b = _newton(y, std * np.sqrt(6.0) / np.pi, tol, max_iter, counts)  # from moments
+        low = y.min(axis=1) if counts is None else y[:, 0]  # values start at the minimum
+        # mu = -b log(mean(exp(-x/b))), with x = mean + low + (y - low) for range
+        logmean = np.log((np.exp(-(y - low[:, None]) / b[:, None]) * weights).sum(axis=1)
+                         / (n if counts is None else n[:, 0]))
+        return mean[:, 0] + low - b * logmean, b
+
+    integers = np.issubdtype(np.asarray(samples).dtype, np.integer)  # scores: no check
+
     def solve(chunk):
         mu, beta = np.full(len(chunk), np.nan), np.full(len(chunk), np.nan)
-        rows = np.flatnonzero(chunk.max(axis=1) > chunk.min(axis=1))
-        chunk = chunk[rows]
-        mean = chunk.mean(axis=1, keepdims=True)
-        y = chunk - mean
-        b = _newton(y, y.std(axis=1) * np.sqrt(6.0) / np.pi, tol, max_iter)  # from moments
-        low = y.min(axis=1)
-        # mu = -b log(mean(exp(-x/b))), with x = mean + low + (y - low) for range
-        logmean = np.log(np.exp(-(y - low[:, None]) / b[:, None]).mean(axis=1))
-        mu[rows] = mean[:, 0] + low - b * logmean
-        beta[rows] = b
+        spread = chunk.max(axis=1) - chunk.min(axis=1)
+        whole = True if integers else (chunk == np.round(chunk)).all(axis=1)
+        fitted = spread > 0
+        for width in HISTOGRAM_WIDTHS:
+            rows = np.flatnonzero(fitted & whole & (spread < width))
+            fitted[rows] = False
+            if len(rows):
+                mu[rows], beta[rows] = solve_rows(*_histograms(chunk[rows], width))
+        rows = np.flatnonzero(fitted)
+        if len(rows):
+            mu[rows], beta[rows] = solve_rows(chunk[rows], None)
         return mu, beta
 
     return _in_chunks(samples, solve)
