@@ -13,19 +13,25 @@
 // columns go in strips of STRIP: the block writes the strip's profile to shared memory,
 // for every letter the packed diagonal steps against the strip's columns (the score
 // << 16, plus ALPHA for the same letter or -BETA), and a thread reads its row letter's
-// STRIP steps with STRIP / 4 vector loads a row; H and F of the strip stay in registers
-// while it walks down its rows, and the strip's last column (H, E) goes to a [row][pair]
-// buffer, read one row ahead.
+// STRIP steps with loads of LOAD bytes (16, 8 or 4) a row; H and F of the strip stay in
+// registers while it walks down its rows, and the strip's last column (H, E) goes to a
+// [row][pair] buffer, read one row ahead. Threads of a warp read the rows of different
+// letters: 4-byte loads never meet in a bank (the rows' odd stride), wider ones do for
+// letters 8 (16 bytes) or 16 (8 bytes) apart, but take fewer instructions.
 #ifndef STRIP
 #define STRIP 16
 #endif
-#if STRIP % 4 != 0
-#error "STRIP must be a multiple of 4"
+#ifndef LOAD
+#define LOAD 16
+#endif
+#if STRIP % 4 != 0 || (LOAD != 4 && LOAD != 8 && LOAD != 16)
+#error "STRIP must be a multiple of 4, LOAD 4, 8 or 16"
 #endif
 #define MAX_LETTERS 32
-// a letter's row of the profile in 16-byte units, odd: rows of different letters start
-// in different bank groups
-#define STRIDE ((STRIP / 4) | 1)
+#define PER (LOAD / 4)  // steps a load
+// a letter's row of the profile in loads, odd: rows of different letters start in
+// different banks
+#define STRIDE ((STRIP / PER) | 1)
 
 __device__ __forceinline__ int add_max(int a, int b, int c) { return __viaddmax_s32(a, b, c); }
 __device__ __forceinline__ int max3(int a, int b, int c) { return __vimax3_s32(a, b, c); }
@@ -41,32 +47,45 @@ __device__ __forceinline__ int border(int end_open, int end_extend, int k)
 
 // The block's profile of B's columns j0 .. j0 + STRIP - 1 (columns past lb: any letter;
 // they are never read out).
-__device__ __forceinline__ void build_profile(uint4* s_prof, const unsigned char* B, int lb,
+__device__ __forceinline__ void build_profile(int* s_prof, const unsigned char* B, int lb,
                                               int j0, const int* subst, int letters,
                                               int alpha, int beta)
 {
-    int* steps = (int*)s_prof;
     for (int e = threadIdx.x; e < letters * STRIP; e += blockDim.x) {
         const int a = e / STRIP, t = e % STRIP, j = j0 + t;
         const int b = j <= lb ? B[j - 1] : 0;
-        steps[a * STRIDE * 4 + t] = subst[a * letters + b] * 65536 + (a == b ? alpha : -beta);
+        s_prof[a * STRIDE * PER + t] = subst[a * letters + b] * 65536 + (a == b ? alpha : -beta);
     }
+}
+
+// Steps q * PER .. q * PER + PER - 1 of a letter's profile row.
+__device__ __forceinline__ void load_steps(const int* row, int q, int (&step)[PER])
+{
+#if LOAD == 16
+    const int4 v = ((const int4*)row)[q];
+    step[0] = v.x; step[1] = v.y; step[2] = v.z; step[3] = v.w;
+#elif LOAD == 8
+    const int2 v = ((const int2*)row)[q];
+    step[0] = v.x; step[1] = v.y;
+#else
+    step[0] = row[q];
+#endif
 }
 
 // One row through the strip. hz: its horizontal gap steps; LAST_ROW: they are terminal.
 template <bool FINAL>
-__device__ __forceinline__ void row(const uint4* s_prof, int a, const bool (&last_col)[STRIP],
+__device__ __forceinline__ void row(const int* s_prof, int a, const bool (&last_col)[STRIP],
                                     Costs hz, Costs interior, Costs end, int& left_h,
                                     int& left_e, int diag_h, int (&h)[STRIP], int (&f)[STRIP])
 {
-    const uint4* p = s_prof + a * STRIDE;
+    const int* p = s_prof + a * STRIDE * PER;
 #pragma unroll
-    for (int q = 0; q < STRIP / 4; q++) {
-        const uint4 four = p[q];
-        const int step[4] = {(int)four.x, (int)four.y, (int)four.z, (int)four.w};
+    for (int q = 0; q < STRIP / PER; q++) {
+        int step[PER];
+        load_steps(p, q, step);
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int t = 4 * q + u;
+        for (int u = 0; u < PER; u++) {
+            const int t = PER * q + u;
             const Costs vt = (FINAL && last_col[t]) ? end : interior;
             const int e = add_max(left_h, -hz.open_ext, left_e - hz.ext);  // horizontal gap
             const int nf = add_max(h[t], -vt.open_ext, f[t] - vt.ext);      // vertical gap
@@ -80,7 +99,7 @@ __device__ __forceinline__ void row(const uint4* s_prof, int a, const bool (&las
 }
 
 template <bool FINAL>
-__device__ __forceinline__ void strip(const uint4* s_prof, const unsigned char* A, int la,
+__device__ __forceinline__ void strip(const int* s_prof, const unsigned char* A, int la,
                                       int lb, int j0, Costs interior, Costs end, int end_open,
                                       int end_extend, int neg, int* bnd_h, int* bnd_e,
                                       size_t stride, int* out_score, int* out_weight)
@@ -138,7 +157,8 @@ extern "C" __global__ void affine_screen(
     const int end_open, const int end_extend, const int neg, int* __restrict__ bnd_h,
     int* __restrict__ bnd_e, int* __restrict__ out_score, int* __restrict__ out_weight)
 {
-    __shared__ uint4 s_prof[MAX_LETTERS * STRIDE];
+    __shared__ int4 s_words[(MAX_LETTERS * STRIDE * PER + 3) / 4];  // 16-byte aligned
+    int* s_prof = (int*)s_words;
     const int first = blockIdx.x * blockDim.x, k = first + threadIdx.x;
     const bool mine = k < npairs;  // threads past the last pair only build profiles
     const long long y = pb[first], x = pa[mine ? k : first];

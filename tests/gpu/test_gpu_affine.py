@@ -288,7 +288,11 @@ def test_screen_refuses_what_the_kernel_cannot_hold():
         screen(np.array([0]), np.array([1]), 1, 82)  # 82 x 400 >= 2^15
 
 
-def test_screened_distance_stage_is_the_unscreened(shared_data, tmp_path):
+@pytest.mark.parametrize("thresholds", [dict(max_distance=0.03, candidate_identity=0.97),
+                                        dict(max_distance=0.05, candidate_identity=0.9,
+                                             iddef=0),
+                                        dict(max_distance=0.1, iddef=3)])
+def test_screened_distance_stage_is_the_unscreened(shared_data, tmp_path, thresholds):
     """The vsearch preset's distance stage on the GPU, screened, keeps exactly the pairs
     and columns of the CPU's (no screen) and of the GPU's with prune=False."""
     import dataclasses
@@ -318,7 +322,7 @@ def test_screened_distance_stage_is_the_unscreened(shared_data, tmp_path):
 
         return counted
 
-    options = dict(scheme=scheme, max_distance=0.03, candidate_identity=0.97)
+    options = dict(scheme=scheme, **thresholds)
     runs = {name: distance.compute(seqset, bins, tiles, backend=backend, **extra, **options)[0]
             for name, backend, extra in (
                 ("cpu", backends.select("cpu"), {}),

@@ -206,8 +206,9 @@ def affine_screen(backend, seqs, scheme, threads, identity: float, iddef: int, p
 
     def may_pass(a, b):
         _, weight = screen(a, b, test.alpha, test.beta)
-        held = lengths[np if isinstance(a, np.ndarray) else backend.xp]
-        return weight >= test.least(held[a], held[b])
+        xp = np if isinstance(a, np.ndarray) else backend.xp
+        la, lb = lengths[xp][a], lengths[xp][b]
+        return weight >= test.least(xp.minimum(la, lb), xp.maximum(la, lb))
 
     return may_pass
 

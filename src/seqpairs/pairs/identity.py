@@ -151,10 +151,11 @@ class AffineScreen:
                           key=lambda w: (w[1] / w[0], -w[0]))
         return cls(iddef, t, alpha, beta)
 
-    def least(self, la, lb):
-        """The least W of a pair of these lengths that may reach the threshold."""
+    def least(self, shorter, longer):
+        """The least W of a pair of these lengths (arrays of any array module) that may
+        reach the threshold."""
         if self.iddef == 0:
-            return self.threshold * np.minimum(la, lb)
+            return self.threshold * shorter
         if self.iddef == 3:
-            return -(1 - self.threshold) * np.maximum(la, lb)
+            return -(1 - self.threshold) * longer
         return 0
