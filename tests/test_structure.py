@@ -160,6 +160,35 @@ def test_gpu_code_imports_nothing_from_cpu_code():
                 assert "cpu" not in (node.module or "").split("."), (path.name, node.module)
 
 
+# PyPI packages the CPU tests use that the GPU machine lacks (its image has CuPy, NumPy,
+# SciPy, pandas, Numba, mpi4py; ../shared/tools/device-wheels.sh adds Snakemake and
+# Biopython): a GPU test that imports one, even through a helper, does not run there.
+NOT_ON_THE_GPU_MACHINE = {"parasail"}
+
+
+def test_gpu_tests_import_only_what_the_gpu_machine_has():
+    tests = REPO / "tests"
+    local = {p.stem: p for p in [*tests.glob("*.py"), *(tests / "gpu").glob("*.py")]}
+    seen, todo, packages = set(), list((tests / "gpu").glob("*.py")), {}
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in local:  # a test helper: what it imports counts too
+                    todo.append(local[top])
+                else:
+                    packages.setdefault(top, path.name)
+    assert "cupy" in packages  # the walk found the GPU tests' imports
+    absent = {p: by for p, by in packages.items() if p in NOT_ON_THE_GPU_MACHINE}
+    assert not absent, f"imported by GPU tests, absent on the GPU machine: {absent}"
+
+
 def test_without_a_gpu_auto_is_the_cpu_and_gpu_is_one_error():
     if backends.gpu.available():
         pytest.skip("a GPU is visible")
