@@ -112,3 +112,18 @@ def shard_numbers(words: list[str]) -> list[int]:
         first, _, last = word.partition("-")
         numbers += range(int(first), int(last or first) + 1)
     return numbers
+
+
+def read_ledger(path: Path, shards: int) -> tuple[dict[int, list[str]], list[int]]:
+    """A ledger's lines by shard (its first column; the other columns as text, the last
+    the shard's digest in hex) and the shards of 0 .. shards - 1 it does not hold yet."""
+    rows = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        shard, *columns = line.split("\t")
+        rows[int(shard)] = columns
+    return rows, sorted(set(range(shards)) - set(rows))
+
+
+def ledger_digest(rows: dict[int, list[str]]) -> int:
+    """The sum of a ledger's shard digests (the whole run's digest)."""
+    return sum(int(columns[-1], 16) for columns in rows.values()) % 2**64

@@ -44,6 +44,8 @@ from common import (  # noqa: E402
     distance_command,
     edge_digest,
     header,
+    ledger_digest,
+    read_ledger,
     shard_numbers,
     write_fasta,
 )
@@ -183,6 +185,12 @@ def ledger(folder: Path, n: int, threads: int, shards: int) -> Path:
     return folder / f"table2-{n}-on-{threads}-cores-in-{shards}-shards.tsv"
 
 
+def ledger_numbers(path: Path) -> tuple[int, int, int]:
+    """(reads, cores, shards) of a ledger's name (ledger())."""
+    _, n, _, threads, _, _, shards, _ = path.stem.split("-")
+    return int(n), int(threads), int(shards)
+
+
 def run_shards(fasta: Path, n: int, threads: int, cores: int, shards: int, which: list[int],
                folder: Path, ledgers: Path) -> None:
     """Shards `which` of the row (n reads, `threads` cores), cores / threads at a time;
@@ -205,25 +213,18 @@ def report(ledgers: Path) -> None:
     """Every row whose shards are all in a ledger: sequences, pairs, threads, seconds (the
     shards' less their start-ups, plus the largest start-up), GCUPS, digest."""
     print("sequences\tpairs\tbackend\tthreads\tseconds\tGCUPS\tshards\tdigest")
-    def numbers(path: Path) -> tuple[int, int, int]:  # reads, cores, shards
-        _, n, _, threads, _, _, shards, _ = path.stem.split("-")
-        return int(n), int(threads), int(shards)
-
-    for path in sorted(ledgers.glob("table2-*-shards.tsv"), key=numbers):
-        n, threads, shards = numbers(path)
-        rows = {}
-        for line in path.read_text().splitlines():
-            k, seconds, start_up, digest = line.split("\t")
-            rows[int(k)] = (float(seconds), float(start_up), int(digest, 16))
-        missing = sorted(set(range(shards)) - set(rows))
+    for path in sorted(ledgers.glob("table2-*-shards.tsv"), key=ledger_numbers):
+        n, threads, shards = ledger_numbers(path)
+        rows, missing = read_ledger(path, shards)
         if missing:
             print(f"# {path.name}: waiting for shards {missing}")
             continue
-        seconds = sum(s - u for s, u, _ in rows.values()) + max(u for _, u, _ in rows.values())
+        # each shard: its seconds and its call's start-up
+        times = [(float(seconds), float(start_up)) for seconds, start_up, _ in rows.values()]
+        seconds = sum(s - u for s, u in times) + max(u for _, u in times)
         cells = all_pairs_cells(community(n))
-        digest = sum(d for _, _, d in rows.values()) % 2**64
         print(f"{n}\t{n * (n - 1) // 2}\tcpu\t{threads}\t{seconds:.1f}\t"
-              f"{cells / seconds / 1e9:.2f}\t{shards}\t{digest:016x}", flush=True)
+              f"{cells / seconds / 1e9:.2f}\t{shards}\t{ledger_digest(rows):016x}", flush=True)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import THRESHOLDS, community, distance, edge_digest, header, shard_numbers, write_fasta  # noqa: E402
+from common import (  # noqa: E402
+    THRESHOLDS,
+    community,
+    distance,
+    edge_digest,
+    header,
+    ledger_digest,
+    read_ledger,
+    shard_numbers,
+    write_fasta,
+)
 
 LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
@@ -132,20 +142,14 @@ def run_shards(log2n: int, shards: int, which: list[int], source: Path, folder: 
 
 
 def report(log2n: int, shards: int) -> None:
-    rows = {}
-    path = ledger(log2n, shards)
-    for line in path.read_text().splitlines() if path.exists() else []:
-        k, seconds, kept, digest = line.split("\t")
-        rows[int(k)] = (float(seconds), int(kept), int(digest, 16))
-    missing = sorted(set(range(shards)) - set(rows))
+    rows, missing = read_ledger(ledger(log2n, shards), shards)
     if missing:
         print(f"2^{log2n} in {shards} shards: {len(rows)} measured, waiting for {missing}")
         return
-    seconds = sum(r[0] for r in rows.values())
-    digest = sum(r[2] for r in rows.values()) % 2**64
+    seconds = sum(float(columns[0]) for columns in rows.values())
+    kept = sum(int(columns[1]) for columns in rows.values())
     print(f"thresholds, sharded\t2^{log2n}\t{pairs(log2n)}\t{seconds:.1f}\t"
-          f"{sum(r[1] for r in rows.values())} kept\tdigest {digest:016x}\t"
-          f"({shards} shards, each measured)")
+          f"{kept} kept\tdigest {ledger_digest(rows):016x}\t({shards} shards, each measured)")
 
 
 def check_shards(log2n: int, shards: int, source: Path, folder: Path, backend: str) -> None:
