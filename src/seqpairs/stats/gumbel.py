@@ -41,12 +41,17 @@ import numpy as np
 ROWS_PER_CHUNK = 1024  # bounds the float64 temporaries of fit() (rows x shuffles each)
 
 
+def _low(y: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """Each row's least value (with `counts`, among those that occur), as a column."""
+    return (y if counts is None else np.where(counts > 0, y, np.inf)).min(axis=1, keepdims=True)
+
+
 def _newton(y: np.ndarray, start: np.ndarray, tol: float, max_iter: int,
             counts: np.ndarray | None = None) -> np.ndarray:
     """The root beta of f (module doc) for each row of y (samples less the mean of those
     observed; every row with some spread and min y < 0), from the estimates `start` > 0;
-    with `counts`, y holds each row's distinct values and counts how often each occurs."""
-    low = (y if counts is None else np.where(counts > 0, y, np.inf)).min(axis=1, keepdims=True)
+    with `counts`, y holds values and counts how often each occurs in the row."""
+    low = _low(y, counts)
     lo = np.zeros(len(y))
     hi = -low[:, 0]
     beta = np.minimum(start, hi)
@@ -115,18 +120,16 @@ def fit(samples: np.ndarray, tol: float = 1e-13, max_iter: int = 100):
     that row only (not on the others in the array).
     """
     def solve_rows(x, counts):
-        n = x.shape[1] if counts is None else counts.sum(axis=1, keepdims=True)
-        weights = 1.0 if counts is None else counts
-        mean = (x * weights).sum(axis=1, keepdims=True) / n
-        y = x - mean
-        std = np.sqrt((y**2 * weights).sum(axis=1) / n[:, 0]) if counts is not None else \
-            y.std(axis=1)
+        """(mu, beta) of rows of values x occurring counts times (all ones: samples)."""
+        n = counts.sum(axis=1)
+        mean = (x * counts).sum(axis=1) / n
+        y = x - mean[:, None]
+        std = np.sqrt((y**2 * counts).sum(axis=1) / n)
         b = _newton(y, std * np.sqrt(6.0) / np.pi, tol, max_iter, counts)  # from moments
-        low = y.min(axis=1) if counts is None else y[:, 0]  # values start at the minimum
+        low = _low(y, counts)[:, 0]
         # mu = -b log(mean(exp(-x/b))), with x = mean + low + (y - low) for range
-        logmean = np.log((np.exp(-(y - low[:, None]) / b[:, None]) * weights).sum(axis=1)
-                         / (n if counts is None else n[:, 0]))
-        return mean[:, 0] + low - b * logmean, b
+        logmean = np.log((np.exp(-(y - low[:, None]) / b[:, None]) * counts).sum(axis=1) / n)
+        return mean + low - b * logmean, b
 
     integers = np.issubdtype(np.asarray(samples).dtype, np.integer)  # scores: no check
 
@@ -142,7 +145,7 @@ def fit(samples: np.ndarray, tol: float = 1e-13, max_iter: int = 100):
                 mu[rows], beta[rows] = solve_rows(*_histograms(chunk[rows], width))
         rows = np.flatnonzero(fitted)
         if len(rows):
-            mu[rows], beta[rows] = solve_rows(chunk[rows], None)
+            mu[rows], beta[rows] = solve_rows(chunk[rows], np.ones_like(chunk[rows]))
         return mu, beta
 
     return _in_chunks(samples, solve)
