@@ -73,6 +73,8 @@ def timed(function, repeats: int) -> float:
 
 
 def run(name: str, seqs: list[str], scheme, args, folder: Path) -> None:
+    import cupy
+
     fasta = folder / f"{name}.fasta"
     fasta.write_text("".join(f">s{k}\n{s}\n" for k, s in enumerate(seqs)))
     seqset = read_unique_fasta(fasta, scheme.alphabet)
@@ -81,8 +83,6 @@ def run(name: str, seqs: list[str], scheme, args, folder: Path) -> None:
     # 1,000 As against each of 200 Bs, as the stage's tiles group them
     pa, pb = (a.ravel() for a in np.meshgrid(np.arange(1000), np.arange(1000, 1200)))
     cells = float((lengths[pa] * lengths[pb]).sum())
-    import cupy
-
     d_pa, d_pb = cupy.asarray(pa), cupy.asarray(pb)
     count = gpu_affine.counter(seqset.codes, seqset.offsets, scheme)
     kernels = [(f"affine_screen {','.join(f'{k}={v}' for k, v in tuning.items()) or 'as set'}",

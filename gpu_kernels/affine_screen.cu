@@ -72,7 +72,7 @@ __device__ __forceinline__ void load_steps(const int* row, int q, int (&step)[PE
 #endif
 }
 
-// One row through the strip. hz: its horizontal gap steps; LAST_ROW: they are terminal.
+// One row through the strip. hz: its horizontal gap steps (the last row's are terminal).
 template <bool FINAL>
 __device__ __forceinline__ void row(const int* s_prof, int a, const bool (&last_col)[STRIP],
                                     Costs hz, Costs interior, Costs end, int& left_h,

@@ -139,8 +139,8 @@ def screener(codes, offsets, scheme, threads=None, *, max_batch=None, **tuning):
     matches - beta x mismatches among its alignments with that score (gpu_kernels/
     affine_screen.cu); None where the scheme's alphabet or scores do not fit the kernel
     (more than 32 letters, scores beyond 16 bits). Weights: max(alpha, beta) x the longest
-    sequence below 2^15. `tuning` (strip, max_registers: kernels.Variant.tuned) changes
-    the kernel's variant."""
+    sequence below 2^15. `tuning` (strip, load, max_registers: kernels.Variant.tuned)
+    changes the kernel's variant."""
     import cupy
 
     max_len, d_codes, d_offsets, lengths, d_subst = device_inputs(codes, offsets, scheme)
