@@ -90,8 +90,14 @@ def run(name: str, seqs: list[str], scheme, args, folder: Path) -> None:
                for tuning in args.sweep]
     calls = [(label, lambda screen=screen: screen(d_pa, d_pb, test.alpha, test.beta))
              for label, screen in kernels] + [("affine_counts", lambda: count(d_pa, d_pb))]
+    first = None
     for label, call in calls:
         seconds = timed(call, args.repeats)
+        if label.startswith("affine_screen"):  # every variant the same scores and weights
+            values = [cupy.asnumpy(v) for v in call()]
+            first = first or values
+            if not all(np.array_equal(a, b) for a, b in zip(first, values)):
+                raise SystemExit(f"{name}: {label} differs from {kernels[0][0]}")
         print(f"{name}\t{label}\t200000 pairs\t{seconds:.3f} s\t{cells / seconds / 1e9:.0f} "
               "GCUPS", flush=True)
     total = (lengths.sum() ** 2 - (lengths ** 2).sum()) / 2

@@ -82,7 +82,7 @@ VARIANTS = {
     "affine_64_narrow": Variant("affine.cu", "affine_pairs_64", {"STRIP": 36}, 168),
     # the exact screen of affine passes (any alphabet of up to 32 letters), a block's
     # pairs sharing B and its profile (read LOAD bytes at a time)
-    "affine_screen": Variant("affine_screen.cu", "affine_screen", {"STRIP": 16, "LOAD": 16}),
+    "affine_screen": Variant("affine_screen.cu", "affine_screen", {"STRIP": 32, "LOAD": 16}),
     # vsearch's traced alignment (4-bit moves, a word per 8 columns): the kept pairs'
     # alignments, and every pair's counts alone (affine_counts); four letters' scores
     # packed in a word per column, or (_table) any alphabet's table in shared memory
