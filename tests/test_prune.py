@@ -212,15 +212,19 @@ def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
 @pytest.mark.parametrize("cost", [0.0, 1e9])
 def test_pruner_whichever_stages_pay(cost):
     """Stages that always pay and stages that never do (on the sample): the same pairs."""
-    backend = dataclasses.replace(CPU, upper_cost=cost, band_cost={4: cost, 16: cost})
+    backend = dataclasses.replace(CPU, upper_cost={2: cost, 8: cost},
+                                  band_cost={4: cost, 16: cost})
     seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
     assert seqs.n * (seqs.n - 1) // 2 >= prune.SAMPLE * prune.MIN_SAMPLE  # sampled
     stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
     sample = -(-stats["pairs"] // prune.SAMPLE)
     if cost:  # nothing paid on the sample: nothing ran beyond it
         assert stats["band 4"] <= sample and stats["band 16"] <= sample
+        assert stats["upper 2"] <= sample and stats["upper 8"] <= sample
     else:
         assert stats["band 4"] > sample
+        # the wide band only on the suspects that the narrow one left
+        assert sample < stats["upper 2"] and 0 < stats["upper 8"] < stats["upper 2"]
 
 
 def community(seed, taxa, per_taxon, length, divergence):

@@ -24,6 +24,7 @@ where each starts, as formats.fasta.SequenceSet holds them):
   seqdist_upper(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
       upper (float64): an upper bound on seqdist's cost from the cheapest path through
       seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
+      `upper_cost`: its widths, tried in turn (narrowest first), and their costs.
   qgram_shared(codes, offsets, q, bits, threads) -> kernel (pa, pb) -> int32: per pair at
       least the number of q-gram positions of either sequence whose q-gram occurs in the
       other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
@@ -136,7 +137,7 @@ class Backend:
     # cells a kernel call takes at most (a caller's step: progress, memory); inf: no limit
     cells_per_call: float = math.inf
     band_cost: dict[int, float] = field(default_factory=dict)
-    upper_cost: float = 1.0  # seqdist_upper's cost of a cell, likewise
+    upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
     # the backend aligning work beside this one in the stages that share it (the CPU cores
     # beside a GPU: "hybrid"); None: this backend alone
     helper: Backend | None = None

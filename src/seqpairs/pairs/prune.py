@@ -6,7 +6,8 @@ neither test needs every pair's alignment:
 
 1. a counting filter: q-gram counts (backend.qgram_shared) below the least that a kept
    pair can have (its edits are bounded by the thresholds; under an identity test, with
-   an upper bound on its cost from backend.seqdist_upper) drop a pair for certain;
+   an upper bound on its cost from backend.seqdist_upper, band after band:
+   backend.upper_cost) drop a pair for certain;
 2. banded alignments with a certificate (backend.seqdist_band), band after band
    (backend.band_cost: the widths, narrowest first, and what a band cell costs): a
    certified pair has the full matrix's cost and counts bit for bit; an uncertified one
@@ -29,7 +30,6 @@ QGRAM_MEMORY = 64 << 20  # bytes for the q-gram bitsets of all sequences
 # could pass a pair whose real quotient is a hair beyond the threshold.
 SLACK = 2.0**-40
 IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter can bound
-UPPER_WIDTH = 8  # half-width of the band of the upper bounds the counting filter reads
 # Each batch's upper bounds and bands are tried on every SAMPLE-th pair, and run on the
 # others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
 # smaller ones run everything).
@@ -106,6 +106,7 @@ class Pruner:
         self.band_cost = backend.band_cost if band_cost is None else band_cost
         self.upper_cost = backend.upper_cost
         self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
+        self.stats.update({f"upper {w}": 0 for w in self.upper_cost})
         self.stats.update({f"band {w}": 0 for w in self.band_cost})
         self.stats.update({f"certified {w}": 0 for w in self.band_cost})
 
@@ -143,18 +144,26 @@ class Pruner:
                  & self._identity_fails(shared[pending], shortest[pending], upper))
         return pending[~fails]
 
-    def _upper_fails(self, i, j, suspects, shared, shortest, fails) -> bool:
+    def _upper_fails(self, i, j, suspects, widths, shared, shortest, fails) -> dict:
         """Marks in `fails` the suspects (pairs that fail the distance test) whose upper
-        bound proves they fail the identity test; returns whether that paid: the cells
-        spared outweigh the bound's cells times upper_cost."""
-        if len(suspects) == 0:
-            return False
-        upper = self.upper(i[suspects], j[suspects], UPPER_WIDTH)
-        proved = self._identity_fails(shared[suspects], shortest[suspects], upper)
-        fails[suspects] = proved
-        la, lb = self.lengths[i[suspects]], self.lengths[j[suspects]]
-        spared = float((la * lb)[proved].sum())
-        return spared > self.upper_cost * float(((2 * UPPER_WIDTH + 1) * la + la + lb).sum())
+        bound proves they fail the identity test, the bands `widths` in turn, each on the
+        suspects the narrower ones left (most unrelated pairs need only a narrow band);
+        returns, per band, whether it paid: the cells it spared outweigh its cells times
+        its upper_cost."""
+        paid = {}
+        for width in widths:
+            if len(suspects) == 0:
+                break
+            self.stats[f"upper {width}"] += len(suspects)
+            upper = self.upper(i[suspects], j[suspects], width)
+            proved = self._identity_fails(shared[suspects], shortest[suspects], upper)
+            fails[suspects[proved]] = True
+            la, lb = self.lengths[i[suspects]], self.lengths[j[suspects]]
+            spared = float((la * lb)[proved].sum())
+            paid[width] = spared > self.upper_cost[width] * float(
+                ((2 * width + 1) * la + la + lb).sum())
+            suspects = suspects[~proved]
+        return paid
 
     def _bands(self, i, j, pending, widths, shared, shortest, total, found):
         """The pending pairs through the bands `widths` in turn; returns those left and, per
@@ -186,12 +195,14 @@ class Pruner:
         elif self.bound_identity:  # and with an upper bound on the cost, the identity test
             fails = xp.zeros(n, dtype=bool)
             suspects = pending[distance_fails]
-            if len(suspects) >= SAMPLE * MIN_SAMPLE:  # on the others only if it paid here
+            widths = list(self.upper_cost)
+            if len(suspects) >= SAMPLE * MIN_SAMPLE:  # on the others only those that paid here
                 others = xp.ones(len(suspects), dtype=bool)
                 others[::SAMPLE] = False
-                paid = self._upper_fails(i, j, suspects[::SAMPLE], shared, shortest, fails)
-                suspects = suspects[others] if paid else suspects[:0]
-            self._upper_fails(i, j, suspects, shared, shortest, fails)
+                paid = self._upper_fails(i, j, suspects[::SAMPLE], widths, shared, shortest,
+                                         fails)
+                suspects, widths = suspects[others], [w for w in widths if paid.get(w)]
+            self._upper_fails(i, j, suspects, widths, shared, shortest, fails)
             pending = pending[~fails]
         self.stats["pairs"] += n
         self.stats["qgrams"] += n - len(pending)

@@ -16,8 +16,9 @@ UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
 # What a band cell costs against a cell of the screen that aligns the rest: measured on an
 # H100 (benchmarks/RESULTS.md, "Exact pruning"), the band 97 and 90 G cells/s, the screen 899.
 COST = {8: 9.3, 12: 10.0}
-# seqdist_upper's, from the same H100's end-to-end runs: about 330 G cells/s
-UPPER_COST = 2.7
+# seqdist_upper's, from the same H100's end-to-end runs: about 330 G cells/s (half-width 8;
+# 4 taken to be the same a cell)
+UPPER_COST = {4: 2.7, 8: 2.7}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
 

@@ -71,6 +71,7 @@ VARIANTS = {
     # and the q-gram counts
     "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}),
     "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
+    "seqdist_upper_4": Variant("band.cu", "seqdist_upper", {"WIDTH": 4}),
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
     "qgram_shared": Variant("qgrams.cu", "qgram_shared"),

@@ -1,0 +1,90 @@
+"""The counting filter's upper bounds (docs/pruning.md, sections 2 and 4) band after band
+against one band (issue 14): the distance stage in process at the workflow's thresholds
+(max_distance 0.1, candidate identity 0.97) on 2^k reads of benchmarks/communities.py,
+with each set of half-widths given, the kept pairs checked equal.
+
+    python benchmarks/bench_upper.py [--backend gpu] [--log2n 14] [--widths 8 4,8]
+
+Prints per set: seconds (the first set after a warm-up run on 2^10 reads, which
+compiles), the pruning's log line (where each pair was decided) and the kept pairs.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from communities import community, write_fasta  # noqa: E402
+from seeds.common import header  # noqa: E402
+
+from seqpairs import backends, scoring  # noqa: E402
+from seqpairs.formats.distances import LAYOUTS  # noqa: E402
+from seqpairs.formats.fasta import read_unique_fasta  # noqa: E402
+from seqpairs.pairs import distance, tiling  # noqa: E402
+
+
+class Lines(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def run(seqs, backend, scheme):
+    bins = tiling.make_bins(seqs.lengths, 25)
+    tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
+    lines = Lines()
+    logging.getLogger("seqpairs").addHandler(lines)
+    start = time.perf_counter()
+    edges, _ = distance.compute(seqs, bins, tiles, backend=backend, scheme=scheme,
+                                max_distance=0.1, candidate_identity=0.97)
+    seconds = time.perf_counter() - start
+    logging.getLogger("seqpairs").removeHandler(lines)
+    pruning = next((line for line in lines.lines if line.startswith("pruning")), "-")
+    return seconds, pruning, edges
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="gpu")
+    parser.add_argument("--log2n", type=int, default=14)
+    parser.add_argument("--widths", nargs="+", default=["8", "4,8"],
+                        help="sets of the upper bounds' half-widths, each W[,W...]")
+    args = parser.parse_args()
+    logging.getLogger("seqpairs").setLevel(logging.INFO)
+    header("The upper bounds band after band (benchmarks/bench_upper.py)")
+    scheme = scoring.get("seqdist")
+    backend = backends.select(args.backend)
+    cost = max(backend.upper_cost.values())
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = {}
+        for log2n in (10, args.log2n):
+            fasta = Path(tmp) / f"community_{log2n}.fasta"
+            write_fasta(fasta, community(1 << log2n))
+            sets[log2n] = read_unique_fasta(fasta, scheme.alphabet)
+        run(sets[10], backend, scheme)  # compiles
+        first = None
+        for widths in args.widths:
+            upper_cost = {int(w): backend.upper_cost.get(int(w), cost) for w in widths.split(",")}
+            seconds, pruning, edges = run(sets[args.log2n],
+                                          dataclasses.replace(backend, upper_cost=upper_cost),
+                                          scheme)
+            print(f"2^{args.log2n}\tupper half-widths {widths}\t{seconds:.2f} s\t"
+                  f"{len(edges)} kept\t{pruning}", flush=True)
+            first = first or edges
+            if not all(np.array_equal(getattr(first, c), getattr(edges, c))
+                       for c in ("i", "j", *LAYOUTS["seqdist"].columns)):
+                raise SystemExit(f"half-widths {widths}: the kept pairs differ")
+
+
+if __name__ == "__main__":
+    main()
