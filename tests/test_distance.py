@@ -361,6 +361,45 @@ def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
         assert np.array_equal(screened_dense, plain_dense)
 
 
+@pytest.mark.parametrize("screen_cost", [0.0, 1e9])
+@pytest.mark.parametrize("options", [dict(max_distance=0.3, candidate_identity=0.8, iddef=2),
+                                     dict(max_distance=1.0, dense=True)])
+def test_the_screen_runs_past_its_sample_only_where_it_pays(tmp_path, options, screen_cost):
+    """Batches large enough go through the screen on a sample first, and their other pairs
+    only where it paid there (never at an immense screen_cost, always at none): the same
+    kept pairs, columns and distances either way, as without a screen."""
+    from seqpairs.pairs import prune
+
+    seqset, bins, _ = family_and_strangers(tmp_path, 24, 120, 40, 20, 0.08, 40)
+    tiles = binning.make_tiles(seqset.lengths, bins, 1 << 20)  # batches of a sample's size
+    pairs = seqset.n * (seqset.n - 1) // 2
+    assert pairs >= prune.SAMPLE * prune.MIN_SAMPLE
+    plain, plain_dense = compute(seqset, bins, tiles, **options)
+    screened_pairs = []
+
+    def screener(codes, offsets, scheme, threads=None):
+        screen = reference_screen(codes, offsets, list(seqset.seqs))
+
+        def counted(i, j):
+            screened_pairs.append(len(i))
+            return screen(i, j)
+
+        return counted
+
+    backend = dataclasses.replace(CPU, seqdist_screen=screener, screen_cost=screen_cost)
+    screened, screened_dense = compute(seqset, bins, tiles, backend=backend, prune=False,
+                                       **options)
+    assert 0 < len(plain) < pairs
+    for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):
+        assert np.array_equal(getattr(screened, column), getattr(plain, column)), column
+    if options.get("dense"):
+        assert np.array_equal(screened_dense.view(np.int64), plain_dense.view(np.int64))
+    if screen_cost:
+        assert sum(screened_pairs) <= -(-pairs // prune.SAMPLE)
+    else:
+        assert sum(screened_pairs) == pairs
+
+
 def test_dense_only_takes_every_distance_from_the_screen(tmp_path):
     """compute(edges=False): every pair through the backend's screen alone (cost and length
     are all a distance needs), none through the full kernel; the same distances as the

@@ -15,6 +15,7 @@ where each starts, as formats.fasta.SequenceSet holds them):
   seqdist_screen(...) -> kernel (pa, pb) -> cost, length, matches, aligned pairs; the same
       cost and length as seqdist's at fewer instructions per cell, for a first pass (pairs.
       identity.screen_bound). None where the backend has no cheaper pass (the CPU).
+      `screen_cost`: a screen cell's cost against a seqdist cell.
   seqdist_band(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
       exact (bool), cost (float64), length, matches, aligned, leading (int32), upper
       (float64): the band |j - i| <= width with the last row and column, and a certificate
@@ -138,6 +139,9 @@ class Backend:
     cells_per_call: float = math.inf
     band_cost: dict[int, float] = field(default_factory=dict)
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
+    # a seqdist_screen cell's cost relative to a seqdist cell (pairs/distance.py: where the
+    # screen pays)
+    screen_cost: float = 1.0
     # the backend aligning work beside this one in the stages that share it (the CPU cores
     # beside a GPU: "hybrid"); None: this backend alone
     helper: Backend | None = None

@@ -8,8 +8,9 @@ Under SeqDist, when max_distance drops pairs and no dense output is asked for, t
 go through the backend's exact pruning (pairs/prune.py, docs/pruning.md: a q-gram
 counting filter and banded alignments with a certificate) where the backend has its
 kernels. The pairs left (all of them without pruning) go, on a backend with a screen (the
-GPU), first through the screen, and only the pairs whose distance passes or whose
-screen_bound reaches candidate_identity are aligned again in full. Either way the exact
+GPU), first through the screen where it pays (SeqDistPass.exact: on a sample of each
+batch first), and only the pairs whose distance passes or whose screen_bound reaches
+candidate_identity are aligned again in full. Either way the exact
 filter runs on exact values, so the edge list is the same as one full pass
 (`prune=False`). Under an affine scheme every pair is aligned once: its counts give its
 identity exactly.
@@ -32,7 +33,7 @@ from ..formats.distances import Edges, pair_index, sequence_digest
 from ..progress import Progress
 from . import tiling
 from .identity import AffineScreen, screen_bound, upper_bound, vsearch_percent
-from .prune import Pruner
+from .prune import MIN_SAMPLE, SAMPLE, Pruner
 
 log = logging.getLogger("seqpairs.distance")
 KEPT_SLICE = 1 << 18  # kept pairs handed to `kept` at a time (10 MiB on the host)
@@ -108,6 +109,7 @@ class SeqDistPass:
         self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
         self.screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef,
                                threads)
+        self.screen_cost = backend.screen_cost
         if max_distance == -math.inf and candidate_identity is None:  # dense only
             self.screen = None  # a distance needs only the cost and length
             if backend.seqdist_screen is not None:
@@ -124,14 +126,44 @@ class SeqDistPass:
         return keep
 
     def exact(self, i, j):
-        """(positions of the pairs that may be kept, their full kernel's values): with a
-        screen, only the pairs whose screened distance or bound passes are aligned."""
+        """(positions of the pairs that may be kept, in order; their full kernel's values),
+        every pair's distance to dense_out: with a screen, where it pays, only the pairs
+        whose screened distance or bound passes are aligned in full. It pays when few
+        pass: the pairs that pruning leaves are often mostly kept ones (close reads), which
+        cost less aligned once than screened and then aligned. So a batch goes through
+        the screen on a sample first (prune.SAMPLE), and its other pairs only if it paid
+        there: the cells it spared the full kernel outweigh its own (backend.screen_cost)."""
+        xp = self.xp
+        positions = xp.arange(len(i))
         if self.screen is None:
-            return self.xp.arange(len(i)), *self.align(i, j)
+            return self.aligned(i, j, positions)
+        if len(i) < SAMPLE * MIN_SAMPLE:
+            return self.screened(i, j, positions)
+        sample = xp.zeros(len(i), dtype=bool)
+        sample[::SAMPLE] = True
+        first = self.screened(i, j, positions[sample])
+        cells = self.lengths[i].astype(np.float64) * self.lengths[j]
+        spared = float(cells[sample].sum() - cells[first[0]].sum())
+        pays = spared > self.screen_cost * float(cells[sample].sum())
+        rest = (self.screened if pays else self.aligned)(i, j, positions[~sample])
+        columns = [xp.concatenate(c) for c in zip(first, rest)]
+        order = xp.argsort(columns[0])
+        return tuple(c[order] for c in columns)
+
+    def screened(self, i, j, positions):
+        """exact() of the pairs `positions` through the screen."""
+        i, j = i[positions], j[positions]
         cost, *counts = self.screen(i, j)
         self.write_dense(i, j, cost / counts[0])
         may_keep = self.xp.nonzero(self.selected(i, j, cost, counts, screen_bound))[0]
-        return may_keep, *self.align(i[may_keep], j[may_keep])
+        return positions[may_keep], *self.align(i[may_keep], j[may_keep])
+
+    def aligned(self, i, j, positions):
+        """exact() of the pairs `positions` aligned in full."""
+        i, j = i[positions], j[positions]
+        cost, *counts = self.align(i, j)
+        self.write_dense(i, j, cost / counts[0])
+        return positions, cost, *counts
 
     def write_dense(self, i, j, distance) -> None:
         write_dense(self.dense_out, self.to_host, i, j, distance)
@@ -139,8 +171,6 @@ class SeqDistPass:
     def __call__(self, i, j):
         may_keep, cost, *counts = (self.exact if self.pruned is None else self.pruned)(i, j)
         i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
-        if self.screen is None:
-            self.write_dense(i, j, cost / counts[0])
         keep = self.selected(i, j, cost, counts, upper_bound)
         return tuple(a[keep] for a in (i, j, cost, *counts))
 
