@@ -203,10 +203,32 @@ def test_pruner_keeps_every_kept_pair_exactly(scheme, max_distance, identity, id
 
 
 def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
-    monkeypatch.setattr(prune, "qgram_bits", lambda n: 8)  # many collisions
+    monkeypatch.setattr(prune, "qgram_bits", lambda n, memory: 8)  # many collisions
     for widths in ((), (0,), (3, 7, 12)):
         check_pruner(sequence_set(adversarial(6)), SEQDIST, 0.1, 0.97, 2,
                      band_cost=dict.fromkeys(widths, 1.0))
+
+
+def test_qgram_bitsets_fill_the_backends_memory():
+    """Whole 8-gram bitsets (2^16 bits) while the backend's qgram_memory holds them for
+    every sequence, fewer bits beyond (never below 2^10); the pruner asks its backend's."""
+    assert prune.qgram_bits(1 << 15, 256 << 20) == 16
+    assert prune.qgram_bits(1 << 16, 256 << 20) == 15
+    assert prune.qgram_bits(1 << 18, 64 << 20) == 11
+    assert prune.qgram_bits(1 << 18, 2 << 30) == 16
+    assert prune.qgram_bits(1 << 30, 1 << 20) == 10
+    seen = []
+
+    def counter(codes, offsets, q, bits, threads=None):
+        seen.append(bits)
+        return CPU.qgram_shared(codes, offsets, q, bits, threads)
+
+    seqs = sequence_set(adversarial(5))
+    for memory in (1 << 10, 1 << 20):
+        backend = dataclasses.replace(CPU, qgram_memory=memory, qgram_shared=counter)
+        check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
+    assert seen == [prune.qgram_bits(seqs.n, 1 << 10), prune.qgram_bits(seqs.n, 1 << 20)]
+    assert seen[0] < seen[1]
 
 
 @pytest.mark.parametrize("cost", [0.0, 1e9])

@@ -139,6 +139,9 @@ class Backend:
     cells_per_call: float = math.inf
     band_cost: dict[int, float] = field(default_factory=dict)
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
+    # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a
+    # sequence fold more q-grams together, and the counting filter drops fewer pairs
+    qgram_memory: int = 64 << 20
     # a seqdist_screen cell's cost relative to a seqdist cell (pairs/distance.py: where the
     # screen pays)
     screen_cost: float = 1.0

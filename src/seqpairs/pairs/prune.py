@@ -25,7 +25,6 @@ import math
 import numpy as np
 
 Q = 8  # q-gram length of the counting filter
-QGRAM_MEMORY = 64 << 20  # bytes for the q-gram bitsets of all sequences
 # Slack on the thresholds: the tests compare floating-point quotients, whose rounding
 # could pass a pair whose real quotient is a hair beyond the threshold.
 SLACK = 2.0**-40
@@ -36,9 +35,10 @@ IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter c
 SAMPLE, MIN_SAMPLE = 64, 16
 
 
-def qgram_bits(n: int, q: int = Q, memory: int = QGRAM_MEMORY) -> int:
-    """Bits per sequence's q-gram bitset: all 4^q q-grams when memory allows, else fewer
-    (folded by a hash), at least 2^10."""
+def qgram_bits(n: int, memory: int, q: int = Q) -> int:
+    """Bits per sequence's q-gram bitset within `memory` bytes for n sequences: all 4^q
+    q-grams when memory allows, else fewer (folded by a hash: collisions add to the
+    counts, which weakens the filter), at least 2^10."""
     fits = int(math.log2(max(memory * 8 // max(n, 1), 1)))
     return max(10, min(2 * q, fits))
 
@@ -96,8 +96,8 @@ class Pruner:
         self.rest = rest
         self.band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, threads)
         self.upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, threads)
-        self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q, qgram_bits(seqs.n),
-                                           threads)
+        self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q,
+                                           qgram_bits(seqs.n, backend.qgram_memory), threads)
         self.max_distance = max_distance
         self.identity = candidate_identity
         self.bound_identity = candidate_identity is not None and iddef == IDDEF_WITH_BOUND

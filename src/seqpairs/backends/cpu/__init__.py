@@ -35,4 +35,5 @@ BACKEND = Backend(
     # a cell of either upper band (20,000 C005 pairs); the narrow one proves 92% of what
     # the wide one proves on a 16S-like community at 58% of its cells
     upper_cost={4: 3.7, 8: 3.7},
+    qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )

@@ -8,6 +8,11 @@ from .band import runs
 from .kernels import BLOCK, VARIANTS
 from .launch import PAIR_BYTES, check_written, device_pairs
 
+# Bytes for all sequences' bitsets: whole 8-gram bitsets (8 KiB) up to 2^18 sequences. At
+# 64 MiB, 2^18 sequences had 2^11 bits each, and the counting filter dropped 60% of a
+# 16S-like community's pairs instead of 87% (benchmarks/RESULTS.md, "q-gram bitsets").
+MEMORY = 2 << 30
+
 
 def counter(codes, offsets, q: int, bits: int, threads=None):
     """The contract's qgram_shared kernel on the current GPU: (pa, pb) -> int32 counts."""
