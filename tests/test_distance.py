@@ -361,6 +361,21 @@ def test_screened_distance_stage_equals_the_one_pass(tmp_path, options):
         assert np.array_equal(screened_dense, plain_dense)
 
 
+def counting_screener(seqset, screened_pairs):
+    """A backend's seqdist_screen made on the CPU (reference_screen), which appends the
+    number of pairs of each call to screened_pairs."""
+    def screener(codes, offsets, scheme, threads=None):
+        screen = reference_screen(codes, offsets, list(seqset.seqs))
+
+        def counted(i, j):
+            screened_pairs.append(len(i))
+            return screen(i, j)
+
+        return counted
+
+    return screener
+
+
 @pytest.mark.parametrize("screen_cost", [0.0, 1e9])
 @pytest.mark.parametrize("options", [dict(max_distance=0.3, candidate_identity=0.8, iddef=2),
                                      dict(max_distance=1.0, dense=True)])
@@ -376,15 +391,7 @@ def test_the_screen_runs_past_its_sample_only_where_it_pays(tmp_path, options, s
     assert pairs >= prune.SAMPLE * prune.MIN_SAMPLE
     plain, plain_dense = compute(seqset, bins, tiles, **options)
     screened_pairs = []
-
-    def screener(codes, offsets, scheme, threads=None):
-        screen = reference_screen(codes, offsets, list(seqset.seqs))
-
-        def counted(i, j):
-            screened_pairs.append(len(i))
-            return screen(i, j)
-
-        return counted
+    screener = counting_screener(seqset, screened_pairs)
 
     backend = dataclasses.replace(CPU, seqdist_screen=screener, screen_cost=screen_cost)
     screened, screened_dense = compute(seqset, bins, tiles, backend=backend, prune=False,
@@ -407,15 +414,7 @@ def test_dense_only_takes_every_distance_from_the_screen(tmp_path):
     seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
     _, plain_dense = compute(seqset, bins, tiles, dense=True)
     screened_pairs = []
-
-    def screener(codes, offsets, scheme, threads=None):
-        screen = reference_screen(codes, offsets, list(seqset.seqs))
-
-        def counted(i, j):
-            screened_pairs.append(len(i))
-            return screen(i, j)
-
-        return counted
+    screener = counting_screener(seqset, screened_pairs)
 
     def no_full_kernel(*args):
         raise AssertionError("the full kernel ran for a dense-only output")
