@@ -116,6 +116,52 @@ def test_upper_bounds_are_above_the_cost(scheme):
         assert np.array_equal(upper(pa, pb, 500), cost)
 
 
+def plain_upper(a, b, subst, gap, dearest_gap, width):
+    """seqdist_upper's definition cell by cell (docs/pruning.md, section 2): the cheapest
+    path through the band |j - i| <= width, the last row and the last column, with every
+    paid gap at dearest_gap; the minimum of the same three sums in the same order."""
+    la, lb = len(a), len(b)
+
+    def inside(i, j):
+        return i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width
+
+    def cell(i, j):
+        return u[i, j] if inside(i, j) else math.inf
+
+    u = {(0, j): gap * j for j in range(lb + 1)}
+    for i in range(1, la + 1):
+        u[i, 0] = gap * i
+        for j in range(1, lb + 1):
+            if not inside(i, j):
+                continue
+            u[i, j] = min(cell(i - 1, j - 1) + subst[a[i - 1], b[j - 1]],
+                          cell(i, j - 1) + dearest_gap * (0.0 if i == la else 1.0),
+                          cell(i - 1, j) + dearest_gap * (0.0 if j == lb else 1.0))
+    return u[la, lb]
+
+
+@pytest.mark.parametrize("scheme", [SEQDIST, ODD], ids=["seqdist", "odd"])
+def test_upper_kernel_is_its_definition(scheme):
+    """The CPU kernel (neighbours read without a test, INF just outside the band) against
+    the cell-by-cell definition, bit for bit: close and unrelated pairs, one sequence far
+    longer than the other (bands that end before the last row), one letter, every width
+    from 0."""
+    rng = np.random.default_rng(8)
+    seqs = adversarial(8)[::3] + ["A", "ACGTTGCA" * 9, "C" * 3]
+    seqs = [s[:70] for s in seqs]
+    codes = [encode([s])[0] for s in seqs]
+    data = sequence_set(seqs)
+    pa, pb = all_pairs(data.n)
+    pick = rng.choice(len(pa), min(len(pa), 300), replace=False)
+    pa, pb = pa[pick], pb[pick]
+    upper = CPU.seqdist_upper(data.codes, data.offsets, scheme)
+    subst = scheme.matrix()
+    for width in (0, 1, 3, 8, 12):
+        want = [plain_upper(codes[x], codes[y], subst, scheme.gap, scheme.dearest_gap, width)
+                for x, y in zip(pa, pb)]
+        assert same(upper(pa, pb, width), np.array(want)), width
+
+
 def test_band_widens_monotonically():
     seqs = sequence_set(adversarial(2))
     pa, pb = all_pairs(seqs.n)

@@ -29,11 +29,13 @@ BACKEND = Backend(
     scan_peaks=scan.peaks,
     scan_slots=scan.slots,
     affine_counts_traced=True,
-    # measured on C005's reads against the full kernel (benchmarks/RESULTS.md); a wider
-    # band costs more than the full alignment it would spare
-    band_cost={8: 9.1},
-    # a cell of either upper band (20,000 C005 pairs); the narrow one proves 92% of what
-    # the wide one proves on a 16S-like community at 58% of its cells
-    upper_cost={4: 3.7, 8: 3.7},
+    # measured against the full kernel on 20,000 pairs of C005's reads and of 400 bp
+    # community reads (11.7, 12.4); a wider band costs more than the full alignment it
+    # would spare
+    band_cost={8: 12.0},
+    # an upper bound's cell (20,000 pairs of C005's reads, and of 400 bp community reads:
+    # 1.85 / 1.91 and 1.66 / 1.72); the narrow band proves 92% of what the wide one proves
+    # on the community at 58% of its cells
+    upper_cost={4: 1.9, 8: 1.7},
     qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )

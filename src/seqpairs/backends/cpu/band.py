@@ -174,24 +174,50 @@ def _upper_of(u, r, i, j, la, lb, width):
 def upper_pair(codes, sa, la, sb, lb, subst, gap, dearest_gap, width, u):
     """An upper bound on the SeqDist cost of A = codes[sa:sa+la] against B: the cheapest
     path through the band, the last row and the last column with every paid gap at
-    dearest_gap (docs/pruning.md, section 2). u: float64 scratch (2, >= lb + 1)."""
+    dearest_gap (docs/pruning.md, section 2). u: float64 scratch (2, >= lb + 1).
+
+    The band's cells read their neighbours without a test: the cells just outside it
+    that they read hold INF (the one left of a row's band, the one right of the row
+    above's), and before the last row, which reads every column of the row above, that
+    row's cells outside the band do. Each cell is the minimum of the same three sums as
+    the cell-by-cell definition (tests/test_prune.py: plain_upper), so the same bits."""
     for j in range(lb + 1):
         u[0, j] = gap * j
-    for i in range(1, la + 1):
+    if lb == 0:
+        return gap * la  # column 0, exact
+    for i in range(1, la):
         cur, prv = i & 1, 1 - (i & 1)
         subst_a = subst[codes[sa + i - 1]]
-        gap_row = 0.0 if i == la else 1.0
         u[cur, 0] = gap * i
-        lo, hi = (1, lb - 1) if i == la else (max(1, i - width), min(lb - 1, i + width))
-        cells = max(0, hi - lo + 1) + 1
-        for k in range(cells):
-            j = lo + k if k < cells - 1 else lb
-            gap_col = 0.0 if j == lb else 1.0
-            u[cur, j] = min(_upper_of(u, prv, i - 1, j - 1, la, lb, width)
-                            + subst_a[codes[sb + j - 1]],
-                            _upper_of(u, cur, i, j - 1, la, lb, width) + dearest_gap * gap_row,
-                            _upper_of(u, prv, i - 1, j, la, lb, width) + dearest_gap * gap_col)
-    return u[la & 1, lb]
+        lo, hi = max(1, i - width), min(lb - 1, i + width)
+        if 1 <= lo - 1 <= lb - 1:
+            u[cur, lo - 1] = INF
+        left = u[cur, lo - 1]
+        for j in range(lo, hi + 1):
+            left = min(u[prv, j - 1] + subst_a[codes[sb + j - 1]], left + dearest_gap,
+                       u[prv, j] + dearest_gap)
+            u[cur, j] = left
+        if hi + 1 <= lb - 1:
+            u[cur, hi + 1] = INF
+        # the last column: its vertical moves are free
+        u[cur, lb] = min(_upper_of(u, prv, i - 1, lb - 1, la, lb, width)
+                         + subst_a[codes[sb + lb - 1]],
+                         _upper_of(u, cur, i, lb - 1, la, lb, width) + dearest_gap,
+                         u[prv, lb] + dearest_gap * 0.0)
+    # the last row, every column: its horizontal moves are free
+    i = la
+    cur, prv = i & 1, 1 - (i & 1)
+    if i > 1:
+        for j in range(1, lb):
+            if abs(j - (i - 1)) > width:
+                u[prv, j] = INF
+    subst_a = subst[codes[sa + i - 1]]
+    u[cur, 0] = gap * i
+    for j in range(1, lb + 1):
+        gap_col = 0.0 if j == lb else 1.0
+        u[cur, j] = min(u[prv, j - 1] + subst_a[codes[sb + j - 1]],
+                        u[cur, j - 1] + dearest_gap * 0.0, u[prv, j] + dearest_gap * gap_col)
+    return u[cur, lb]
 
 
 @njit(parallel=True, nogil=True, cache=True)
