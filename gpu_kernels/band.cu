@@ -33,6 +33,10 @@ typedef unsigned long long u64;
 #define NO_LETTER (-1)
 enum { DIAG = 0, LEFT = 1, UP = 2 };
 
+// The smaller of two costs. Costs are sums of costs >= 0 and INF, never NaN nor -0.0, so a
+// compare and a select give fmin's value; fmin's NaN handling takes four more instructions.
+__device__ __forceinline__ double least(double a, double b) { return b < a ? b : a; }
+
 struct Cell {
     double h;  // cost if exact, else a lower bound on it
     double u;  // upper bound
@@ -94,16 +98,16 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     const bool e1 = d.x;
     const bool e2 = l.x && (g_known || gap_row == 0.0);
     const bool e3 = up.x && (g_known || gap_col == 0.0);
-    const double upper = fmin(fmin(__dadd_rn(d.u, s), __dadd_rn(l.u, __dmul_rn(g_hi, gap_row))),
-                              __dadd_rn(up.u, __dmul_rn(g_hi, gap_col)));
+    const double upper = least(least(__dadd_rn(d.u, s),
+                                     __dadd_rn(l.u, __dmul_rn(g_hi, gap_row))),
+                               __dadd_rn(up.u, __dmul_rn(g_hi, gap_col)));
     if (!(e1 && e2 && e3)) {
         const double x1 = e1 ? c1 : INF, x2 = e2 ? c2 : INF;
         const double x3 = e3 ? c3 : INF;
-        const double exact_min = fmin(fmin(x1, x2), x3);
-        const double bound = fmin(fmin(e1 ? INF : c1, e2 ? INF : c2),
-                                  e3 ? INF : c3);
+        const double exact_min = least(least(x1, x2), x3);
+        const double bound = least(least(e1 ? INF : c1, e2 ? INF : c2), e3 ? INF : c3);
         if (!(exact_min < bound))
-            return {fmin(exact_min, bound), upper, 0ull, 0, false};
+            return {least(exact_min, bound), upper, 0ull, 0, false};
         c1 = x1;  // the inexact candidates are above the minimum: never chosen
         c2 = x2;
         c3 = x3;
@@ -225,23 +229,47 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
         band[t] = j >= 0 && j <= lb ? GAP * (double)j : INF;
     }
     double last_col = GAP * (double)lb;
+    // Rows WIDTH + 2 .. lb - 1 - WIDTH hold only columns 2 .. lb - 1: their cells need no
+    // test (the neighbours outside the band are INF, the gaps paid), and B's letters of
+    // the band slide along in registers, one read a row.
+    const int fast_first = WIDTH + 2;
+    int window[SLOTS];  // B[i - WIDTH - 1 + t] in a fast row: B[1 + t] in the first
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) window[t] = fast_first + WIDTH <= lb - 1 ? B[1 + t] : 0;
     for (int i = 1; i < la; i++) {
         const double* subst_a = s_subst + 4 * A[i - 1];
-        const int j_left = i - WIDTH - 1;
-        const double left = j_left == 0 ? GAP * (double)i : INF;
+        if (i >= fast_first && i + WIDTH <= lb - 1) {
+            if (i > fast_first) {
 #pragma unroll
-        for (int t = 0; t < SLOTS; t++) {
-            const int j = i + t - WIDTH;
-            if (j == 0) {
-                band[t] = GAP * (double)i;
-            } else if (j > 0 && j <= lb) {
-                const double up = t + 1 < SLOTS ? band[t + 1]
-                                  : (j == lb ? last_col : (i == 1 ? GAP * (double)j : INF));
-                const double l = t > 0 ? band[t - 1] : left;
-                const double gap_col = j == lb ? 0.0 : 1.0;
-                band[t] = fmin(fmin(__dadd_rn(band[t], subst_a[B[j - 1]]), __dadd_rn(l, dear)),
-                               __dadd_rn(up, __dmul_rn(dear, gap_col)));
-                if (j == lb) last_col = band[t];
+                for (int t = 0; t + 1 < SLOTS; t++) window[t] = window[t + 1];
+                window[SLOTS - 1] = B[i + WIDTH - 1];
+            }
+#pragma unroll
+            for (int t = 0; t < SLOTS; t++) {  // the general row's sums, with dear * 1.0 = dear
+                const double up = t + 1 < SLOTS ? band[t + 1] : INF;
+                const double l = t > 0 ? band[t - 1] : INF;
+                band[t] = least(least(__dadd_rn(band[t], subst_a[window[t]]),
+                                      __dadd_rn(l, dear)),
+                                __dadd_rn(up, dear));
+            }
+        } else {
+            const int j_left = i - WIDTH - 1;
+            const double left = j_left == 0 ? GAP * (double)i : INF;
+#pragma unroll
+            for (int t = 0; t < SLOTS; t++) {
+                const int j = i + t - WIDTH;
+                if (j == 0) {
+                    band[t] = GAP * (double)i;
+                } else if (j > 0 && j <= lb) {
+                    const double up = t + 1 < SLOTS ? band[t + 1]
+                                      : (j == lb ? last_col : (i == 1 ? GAP * (double)j : INF));
+                    const double l = t > 0 ? band[t - 1] : left;
+                    const double gap_col = j == lb ? 0.0 : 1.0;
+                    band[t] = least(least(__dadd_rn(band[t], subst_a[B[j - 1]]),
+                                          __dadd_rn(l, dear)),
+                                    __dadd_rn(up, __dmul_rn(dear, gap_col)));
+                    if (j == lb) last_col = band[t];
+                }
             }
         }
         if (abs(lb - i) > WIDTH) {
@@ -249,8 +277,8 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
                              : (lb - 1 == 0 ? GAP * (double)i : INF);
             const double d = i == 1 ? GAP * (double)(lb - 1)
                              : (lb - 1 == 0 ? GAP * (double)(i - 1) : INF);
-            last_col = fmin(fmin(__dadd_rn(d, subst_a[B[lb - 1]]), __dadd_rn(l, dear)),
-                            __dadd_rn(last_col, 0.0));
+            last_col = least(least(__dadd_rn(d, subst_a[B[lb - 1]]), __dadd_rn(l, dear)),
+                             __dadd_rn(last_col, 0.0));
         }
     }
     double prev[SLOTS];
@@ -267,8 +295,8 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
         else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
         else up = INF;
         const double gap_col = j == lb ? 0.0 : 1.0;
-        left = fmin(fmin(__dadd_rn(d, subst_a[B[j - 1]]), __dadd_rn(left, 0.0)),
-                    __dadd_rn(up, __dmul_rn(dear, gap_col)));
+        left = least(least(__dadd_rn(d, subst_a[B[j - 1]]), __dadd_rn(left, 0.0)),
+                     __dadd_rn(up, __dmul_rn(dear, gap_col)));
     }
     out_upper[k] = left;
 }
