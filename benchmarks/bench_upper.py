@@ -4,9 +4,14 @@ against one band (issue 14): the distance stage in process at the workflow's thr
 with each set of half-widths given, the kept pairs checked equal.
 
     python benchmarks/bench_upper.py [--backend gpu] [--log2n 14] [--widths 8 4,8]
+                                     [--kernels 1000000]
 
 Prints per set: seconds (the first set after a warm-up run on 2^10 reads, which
 compiles), the pruning's log line (where each pair was decided) and the kept pairs.
+--kernels N: first the pruning kernels' rates on N random pairs of the 2^10 reads (best
+of 3): cells a second of the screen (the full kernel where the backend has no screen),
+of the upper bounds and of the bands at each of the backend's widths, and each one's
+cost a cell against the screen's (the backend's upper_cost and band_cost are these).
 """
 from __future__ import annotations
 
@@ -53,12 +58,44 @@ def run(seqs, backend, scheme):
     return seconds, pruning, edges
 
 
+def kernel_rates(seqs, backend, scheme, count: int) -> None:
+    rng = np.random.default_rng(5)
+    i, j = (backend.xp.asarray(rng.integers(0, seqs.n, count)) for _ in range(2))
+    la, lb = (seqs.lengths.astype(np.float64)[backend.to_host(k)] for k in (i, j))
+    whole = backend.seqdist_screen or backend.seqdist
+    kernels = [("screen" if backend.seqdist_screen else "full kernel",
+                whole(seqs.codes, seqs.offsets, scheme, None), None, (la * lb).sum())]
+    for name, make, widths in (("upper", backend.seqdist_upper, backend.upper_cost),
+                               ("band", backend.seqdist_band, backend.band_cost)):
+        kernel = make(seqs.codes, seqs.offsets, scheme, None)
+        kernels += [(f"{name} {w}", kernel, w, ((2 * w + 1) * la + la + lb).sum())
+                    for w in widths]
+    per_cell = None
+    for name, kernel, width, cells in kernels:
+        def call():
+            out = kernel(i, j) if width is None else kernel(i, j, width)
+            backend.to_host(out[0] if isinstance(out, tuple) else out)
+        call()
+        best = min(timed(call) for _ in range(3))
+        per_cell = per_cell or best / cells
+        print(f"kernel\t{name}\t{count} pairs\t{best:.3f} s\t{cells / best / 1e9:.1f} G cells/s"
+              f"\tcost {best / cells / per_cell:.2f}", flush=True)
+
+
+def timed(call) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="gpu")
     parser.add_argument("--log2n", type=int, default=14)
     parser.add_argument("--widths", nargs="+", default=["8", "4,8"],
                         help="sets of the upper bounds' half-widths, each W[,W...]")
+    parser.add_argument("--kernels", type=int, default=0,
+                        help="time the pruning kernels on this many pairs first")
     args = parser.parse_args()
     logging.getLogger("seqpairs").setLevel(logging.INFO)
     header("The upper bounds band after band (benchmarks/bench_upper.py)")
@@ -71,6 +108,8 @@ def main() -> None:
             fasta = Path(tmp) / f"community_{log2n}.fasta"
             write_fasta(fasta, community(1 << log2n))
             sets[log2n] = read_unique_fasta(fasta, scheme.alphabet)
+        if args.kernels:
+            kernel_rates(sets[10], backend, scheme, args.kernels)
         run(sets[10], backend, scheme)  # compiles
         first = None
         for widths in args.widths:
