@@ -9,9 +9,11 @@ with each set of half-widths given, the kept pairs checked equal.
 Prints per set: seconds (the first set after a warm-up run on 2^10 reads, which
 compiles), the pruning's log line (where each pair was decided) and the kept pairs.
 --kernels N: first the pruning kernels' rates on N random pairs of the 2^10 reads (best
-of 3): cells a second of the screen (the full kernel where the backend has no screen),
+of 3): cells a second of the screen and the full kernel (the full kernel alone where the
+backend has no screen),
 of the upper bounds and of the bands at each of the backend's widths, and each one's
-cost a cell against the screen's (the backend's upper_cost and band_cost are these).
+cost a cell against the screen's (the backend's upper_cost and band_cost are these; its
+screen_cost is the inverse of the full kernel's).
 """
 from __future__ import annotations
 
@@ -62,9 +64,9 @@ def kernel_rates(seqs, backend, scheme, count: int) -> None:
     rng = np.random.default_rng(5)
     i, j = (backend.xp.asarray(rng.integers(0, seqs.n, count)) for _ in range(2))
     la, lb = (seqs.lengths.astype(np.float64)[backend.to_host(k)] for k in (i, j))
-    whole = backend.seqdist_screen or backend.seqdist
-    kernels = [("screen" if backend.seqdist_screen else "full kernel",
-                whole(seqs.codes, seqs.offsets, scheme, None), None, (la * lb).sum())]
+    kernels = [(name, make(seqs.codes, seqs.offsets, scheme, None), None, (la * lb).sum())
+               for name, make in (("screen", backend.seqdist_screen),
+                                  ("full kernel", backend.seqdist)) if make is not None]
     for name, make, widths in (("upper", backend.seqdist_upper, backend.upper_cost),
                                ("band", backend.seqdist_band, backend.band_cost)):
         kernel = make(seqs.codes, seqs.offsets, scheme, None)
