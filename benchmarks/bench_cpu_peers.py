@@ -18,8 +18,8 @@ machine's speed touches all alike:
 
 Printed per command: the median wall seconds of --runs rounds, its ratio to vsearch's
 (paired round by round, median) and GCUPS (cells = sum of len_a * len_b over all pairs).
-For one pair of commands, farm-bench gives the same comparison from outside: the script
-prints each command line.
+The script prints each command line, so that any pair can be timed again from outside
+(`/usr/bin/time -v`).
 """
 from __future__ import annotations
 
