@@ -13,12 +13,17 @@ the widest strip that fits their register cap without spilling (ptxas, sm_90).
 """
 from __future__ import annotations
 
+import logging
+import time
+
 import numpy as np
 
 from ...errors import UserError
 from ..common import check_local_inputs, concatenate, target_groups
 from .kernels import VARIANTS
 from .launch import INT_POISON, check_written, free_bytes, in_runs
+
+log = logging.getLogger("seqpairs.gpu")
 
 # Word profile (one ready score word per lane letter combination, (K + 1)^2 of them with
 # two lanes) up to this many combinations: ACGT's 25; larger alphabets use the int8 profile.
@@ -84,6 +89,7 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
     """
     import cupy
 
+    began = time.perf_counter()
     queries, targets, pairs, keys, profiles = check_local_inputs(
         scheme, queries, targets, pairs, keys, shuffles, seed, profiles)
     matrix = scheme.matrix()
@@ -109,6 +115,7 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
                  cupy.asarray(pssm), np.int32(letters), np.int32(scheme.gap_open),
                  np.int32(scheme.gap_extend), np.uint64(seed))
     suffix = "" if profiles is None else "_pssm"
+    prepared = time.perf_counter()
     for lanes in (2, 1):
         members = np.flatnonzero(narrow if lanes == 2 else ~narrow)
         if not members.size:
@@ -146,6 +153,11 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
             return ()
 
         in_runs(len(by_cost), run_end, launch, 1, "groups of PSSE work")
+    launched = time.perf_counter()
     check_written(d_out == INT_POISON, d_out.size, "scores")
     out = d_out.get().reshape(len(pairs), slots)
+    # where a call's time goes (psse's fixed cost a work list: issue 21)
+    log.debug("local_scores: %d pairs, %.4f s inputs, %.4f s launches, %.4f s to the "
+              "scores on the host", len(pairs), prepared - began, launched - prepared,
+              time.perf_counter() - launched)
     return out[:, 0].copy(), out[:, 1:].copy()
