@@ -19,6 +19,8 @@ from communities import community, write_fasta  # noqa: E402,F401  (the scripts'
 
 # the workflow's defaults (config/schema.yaml): Savran et al.'s tables at "default thresholds"
 THRESHOLDS = ("--max-distance", "0.1", "--candidate-identity", "0.97")
+# the sharded runs' ledgers (one line a shard), committed beside the scripts
+LEDGERS = Path(__file__).resolve().parent / "ledgers"
 # the columns of an edge list that hold a pair and its values (formats/distances.py)
 EDGE_COLUMNS = ("i", "j", "cost", "length", "matches", "aligned", "leading", "distance")
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
+    LEDGERS,
     community,
     distance,
     distance_command,
@@ -49,8 +50,6 @@ from common import (  # noqa: E402
     shard_numbers,
     write_fasta,
 )
-
-LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
+    LEDGERS,
     THRESHOLDS,
     community,
     distance,
@@ -47,8 +48,6 @@ from common import (  # noqa: E402
     shard_numbers,
     write_fasta,
 )
-
-LEDGERS = Path(__file__).resolve().parent / "ledgers"
 
 
 def reads(log2n: int, folder: Path) -> Path:
