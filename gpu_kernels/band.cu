@@ -37,30 +37,32 @@ enum { DIAG = 0, LEFT = 1, UP = 2 };
 // compare and a select give fmin's value; fmin's NaN handling takes four more instructions.
 __device__ __forceinline__ double least(double a, double b) { return b < a ? b : a; }
 
+#define ANY_MOVE ((1 << DIAG) | (1 << LEFT) | (1 << UP))
+
 struct Cell {
     double h;  // cost if exact, else a lower bound on it
     double u;  // upper bound
     u64 p;     // packed counts (exact cells)
-    int m;     // move (exact cells)
+    int m;     // the moves it may have: bits 1 << DIAG, LEFT, UP (exact cells: its move)
     bool x;    // exact
 };
 
 __device__ __forceinline__ Cell row0(int j)  // H(0, j) = GAP j, LEFT moves
 {
     const double h = GAP * (double)j;
-    return {h, h, START + (u64)j, LEFT, true};
+    return {h, h, START + (u64)j, 1 << LEFT, true};
 }
 
 __device__ __forceinline__ Cell col0(int i)  // H(i, 0) = GAP i, UP moves
 {
     const double h = GAP * (double)i;
-    return {h, h, START + (u64)i, UP, true};
+    return {h, h, START + (u64)i, 1 << UP, true};
 }
 
 // A cell outside the computed set: i < la, j < lb, so at least |i - j| paid gap moves.
 __device__ __forceinline__ Cell out(int i, int j)
 {
-    return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, 0, false};
+    return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, ANY_MOVE, false};
 }
 
 __device__ __forceinline__ u64 diag_step(u64 p, bool eq)
@@ -79,16 +81,20 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
                                      u64 inc_col, const Cell& d, const Cell& l, const Cell& up)
 {
     const bool eq_a = b == a;
+    const bool same_b = b == prev_b;
+    // the gap cost each move the left cell may have gives (docs/seqdist.md, last(i, j - 1))
+    const bool may_up = (l.m >> UP) & 1, may_left = (l.m >> LEFT) & 1;
+    const bool may_diag = (l.m >> DIAG) & 1;
+    const bool homopolymer = (may_up && eq_a) || (may_left && same_b)
+                             || (may_diag && eq_a && same_b);
+    const bool plain = (may_up && !eq_a) || (may_left && !same_b)
+                       || (may_diag && !(eq_a && same_b));
     double g_lo, g_hi;
-    if (l.x) {
-        const bool homopolymer = l.m == UP ? eq_a : (l.m == LEFT ? b == prev_b
-                                                                  : (eq_a && b == prev_b));
-        g_lo = g_hi = homopolymer ? HOMOPOLYMER_GAP : GAP;
-    } else if (eq_a || b == prev_b) {
+    if (homopolymer && plain) {  // either gap cost is possible
         g_lo = fmin((double)GAP, (double)HOMOPOLYMER_GAP);
         g_hi = fmax((double)GAP, (double)HOMOPOLYMER_GAP);
     } else {
-        g_lo = g_hi = GAP;
+        g_lo = g_hi = homopolymer ? HOMOPOLYMER_GAP : GAP;
     }
     const bool g_known = g_lo == g_hi;
     const double s = subst_a[b];
@@ -98,26 +104,29 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     const bool e1 = d.x;
     const bool e2 = l.x && (g_known || gap_row == 0.0);
     const bool e3 = up.x && (g_known || gap_col == 0.0);
-    const double upper = least(least(__dadd_rn(d.u, s),
-                                     __dadd_rn(l.u, __dmul_rn(g_hi, gap_row))),
-                               __dadd_rn(up.u, __dmul_rn(g_hi, gap_col)));
+    const double u1 = __dadd_rn(d.u, s);
+    const double u2 = __dadd_rn(l.u, __dmul_rn(g_hi, gap_row));
+    const double u3 = __dadd_rn(up.u, __dmul_rn(g_hi, gap_col));
+    const double upper = least(least(u1, u2), u3);
     if (!(e1 && e2 && e3)) {
-        const double x1 = e1 ? c1 : INF, x2 = e2 ? c2 : INF;
-        const double x3 = e3 ? c3 : INF;
-        const double exact_min = least(least(x1, x2), x3);
-        const double bound = least(least(e1 ? INF : c1, e2 ? INF : c2), e3 ? INF : c3);
-        if (!(exact_min < bound))
-            return {least(exact_min, bound), upper, 0ull, 0, false};
-        c1 = x1;  // the inexact candidates are above the minimum: never chosen
-        c2 = x2;
-        c3 = x3;
+        // the moves SeqDist's rule may pick given the candidates' bounds (lower c, upper u)
+        const bool p1 = c1 < u2 && c1 < u3;
+        const bool p2 = c2 <= u1 && c2 < u3;
+        const bool p3 = c3 <= u1 && c3 <= u2;
+        if ((p1 && !e1) || (p2 && !e2) || (p3 && !e3))
+            return {least(least(c1, c2), c3), upper, 0ull,
+                    (p1 << DIAG) | (p2 << LEFT) | (p3 << UP), false};
+        // every move it may pick is exact: the others are never chosen
+        c1 = p1 ? c1 : INF;
+        c2 = p2 ? c2 : INF;
+        c3 = p3 ? c3 : INF;
     }
     if (c1 < c2) {
-        if (c1 < c3) return {c1, c1, diag_step(d.p, eq_a), DIAG, true};
-        return {c3, c3, up.p + inc_col, UP, true};
+        if (c1 < c3) return {c1, c1, diag_step(d.p, eq_a), 1 << DIAG, true};
+        return {c3, c3, up.p + inc_col, 1 << UP, true};
     }
-    if (c2 < c3) return {c2, c2, l.p + inc_row, LEFT, true};
-    return {c3, c3, up.p + inc_col, UP, true};
+    if (c2 < c3) return {c2, c2, l.p + inc_row, 1 << LEFT, true};
+    return {c3, c3, up.p + inc_col, 1 << UP, true};
 }
 
 extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
@@ -140,7 +149,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) {
         const int j = t - WIDTH;
-        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, 0, false};
+        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
     }
     Cell last_col = row0(lb);  // the latest cell of column lb
     for (int i = 1; i < la; i++) {

@@ -3,12 +3,13 @@
 Only the cells of a band |j - i| <= width, the last row and the last column are computed.
 Each carries, beside the full kernel's cost, counts and move, whether it is *exact* (the
 same cost, counts and move as the full matrix's cell) and otherwise a lower bound on the
-full matrix's cost there; every cell also carries an upper bound. A cell outside the set
-is inexact with the lower bound cheapest_gap * |i - j| (any path to it makes that many
-gap moves, none of them free). A cell is exact when the candidates from exact neighbours
-(with a known gap cost) have a minimum strictly below every other candidate's lower
-bound: SeqDist's tie rule then picks among them what the full matrix picks. When the
-last cell is exact, cost and counts are the full kernel's, bit for bit.
+full matrix's cost there; every cell also carries an upper bound and the moves it may
+have (which decide the gap cost of its right neighbour). A cell outside the set is
+inexact with the lower bound cheapest_gap * |i - j| (any path to it makes that many gap
+moves, none of them free) and any move. A cell is exact when every move that SeqDist's
+rule may pick, given the candidates' bounds, comes from an exact neighbour with a known
+gap cost: the rule then picks among them what the full matrix picks. When the last cell
+is exact, cost and counts are the full kernel's, bit for bit.
 """
 from __future__ import annotations
 
@@ -23,34 +24,35 @@ from .batch import pair_kernel
 from .seqdist import LEN_ONE, START, _diag_step
 
 INF = math.inf
+ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
 def _neighbour(h, x, p, m, u, r, i, j, la, lb, width, gap_bound):
     """Cell (i, j) from row buffer r when it was computed, else out of band (at least
-    gap_bound per diagonal away)."""
+    gap_bound per diagonal away, any move)."""
     if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
         return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
-    return gap_bound * abs(i - j), False, np.int64(0), np.int8(0), INF
+    return gap_bound * abs(i - j), False, np.int64(0), np.int8(ANY_MOVE), INF
 
 
 @njit(inline="always")
 def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu):
-    """One cell: (cost or lower bound, exact, counts, move, upper bound)."""
+    """One cell: (cost or lower bound, exact, counts, the moves it may have, upper bound).
+    lm: the left cell's possible moves, which decide the gap cost here."""
     eq_a = b == a
-    if lx:  # the left cell's move is known: the gap cost is the full matrix's
-        if lm == UP:
-            homopolymer = eq_a
-        elif lm == LEFT:
-            homopolymer = b == prev_b
-        else:
-            homopolymer = eq_a and b == prev_b
-        g_lo = g_hi = homopolymer_gap if homopolymer else gap
-    elif eq_a or b == prev_b:  # either gap cost is possible
+    same_b = b == prev_b
+    # the gap cost each move of the left cell gives (docs/seqdist.md, last(i, j - 1))
+    may_up, may_left, may_diag = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1, (lm >> DIAG) & 1 == 1
+    homopolymer = ((may_up and eq_a) or (may_left and same_b)
+                   or (may_diag and eq_a and same_b))
+    plain = ((may_up and not eq_a) or (may_left and not same_b)
+             or (may_diag and not (eq_a and same_b)))
+    if homopolymer and plain:  # either gap cost is possible
         g_lo, g_hi = min(gap, homopolymer_gap), max(gap, homopolymer_gap)
-    else:  # no move of the left cell makes a homopolymer gap here
-        g_lo = g_hi = gap
+    else:
+        g_lo = g_hi = homopolymer_gap if homopolymer else gap
     g_known = g_lo == g_hi
     c1 = dh + subst_a[b]
     c2 = lh + g_lo * gap_row
@@ -58,23 +60,29 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
     e1 = dx
     e2 = lx and (g_known or gap_row == 0.0)
     e3 = ux and (g_known or gap_col == 0.0)
-    upper = min(du + subst_a[b], lu + g_hi * gap_row, uu + g_hi * gap_col)
+    u1 = du + subst_a[b]
+    u2 = lu + g_hi * gap_row
+    u3 = uu + g_hi * gap_col
+    upper = min(u1, u2, u3)
     if not (e1 and e2 and e3):
-        x1 = c1 if e1 else INF
-        x2 = c2 if e2 else INF
-        x3 = c3 if e3 else INF
-        exact_min = min(x1, x2, x3)
-        bound = min(c1 if not e1 else INF, c2 if not e2 else INF, c3 if not e3 else INF)
-        if not exact_min < bound:
-            return min(exact_min, bound), False, np.int64(0), np.int8(0), upper
-        c1, c2, c3 = x1, x2, x3  # the inexact ones are above the minimum: never chosen
+        # the moves SeqDist's rule may pick given the candidates' bounds (lower c, upper u)
+        p1 = c1 < u2 and c1 < u3
+        p2 = c2 <= u1 and c2 < u3
+        p3 = c3 <= u1 and c3 <= u2
+        if (p1 and not e1) or (p2 and not e2) or (p3 and not e3):
+            moves = (int(p1) << DIAG) | (int(p2) << LEFT) | (int(p3) << UP)
+            return min(c1, c2, c3), False, np.int64(0), np.int8(moves), upper
+        # every move it may pick is exact: the others are never chosen
+        c1 = c1 if p1 else INF
+        c2 = c2 if p2 else INF
+        c3 = c3 if p3 else INF
     if c1 < c2:
         if c1 < c3:
-            return c1, True, _diag_step(dp, eq_a), np.int8(DIAG), c1
-        return c3, True, up + inc_col, np.int8(UP), c3
+            return c1, True, _diag_step(dp, eq_a), np.int8(1 << DIAG), c1
+        return c3, True, up + inc_col, np.int8(1 << UP), c3
     if c2 < c3:
-        return c2, True, lp + inc_row, np.int8(LEFT), c2
-    return c3, True, up + inc_col, np.int8(UP), c3
+        return c2, True, lp + inc_row, np.int8(1 << LEFT), c2
+    return c3, True, up + inc_col, np.int8(1 << UP), c3
 
 
 @njit(nogil=True, cache=True)
@@ -83,7 +91,7 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
     """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
 
     gap_bound: the scheme's cheapest_gap_shrunk. h, u (float64), x (bool), p (int64), m
-    (int8): scratch of shape (2, >= lb + 1).
+    (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape (2, >= lb + 1).
     Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
     kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
     an upper bound on it.
@@ -92,7 +100,7 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         h[0, j] = u[0, j] = gap * j
         x[0, j] = True
         p[0, j] = START + j * LEN_ONE
-        m[0, j] = LEFT
+        m[0, j] = 1 << LEFT
     for i in range(1, la + 1):
         cur, prv = i & 1, 1 - (i & 1)
         a = codes[sa + i - 1]
@@ -103,7 +111,7 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         h[cur, 0] = u[cur, 0] = gap * i
         x[cur, 0] = True
         p[cur, 0] = START + i * LEN_ONE
-        m[cur, 0] = UP
+        m[cur, 0] = 1 << UP
         # the band's columns before the last, then the last column (the last row: all)
         lo, hi = (1, lb - 1) if last_row else (max(1, i - width), min(lb - 1, i + width))
         cells = max(0, hi - lo + 1) + 1
