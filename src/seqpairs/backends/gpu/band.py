@@ -13,12 +13,12 @@ WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
                if name.startswith("seqdist_band_"))
 UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
                      if name.startswith("seqdist_upper_"))
-# What a band cell costs against a cell of the screen that aligns the rest: measured on an
-# H100 (benchmarks/RESULTS.md, "Exact pruning"), the band 97 and 90 G cells/s, the screen 899.
-COST = {8: 9.3, 12: 10.0}
-# seqdist_upper's, from the same H100's end-to-end runs: about 330 G cells/s (half-width 8;
-# 4 taken to be the same a cell)
-UPPER_COST = {4: 2.7, 8: 2.7}
+# What a band cell costs against a cell of the screen that aligns the rest, and an upper
+# bound's cell likewise: `bench_upper.py --kernels` on an H100 (benchmarks/RESULTS.md,
+# "The pruning kernels' costs"): the band 109 and 99 G cells/s, the upper bounds 844 and
+# 922, the screen 851.
+COST = {8: 7.8, 12: 8.6}
+UPPER_COST = {4: 1.0, 8: 0.9}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
 

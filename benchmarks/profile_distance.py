@@ -1,0 +1,92 @@
+"""Where the distance stage's time goes at the workflow's thresholds (issue 14): the stage
+in process on 2^k reads of benchmarks/communities.py (max_distance 0.1, candidate
+identity 0.97), every kernel call timed on its own (the device synchronised before and
+after, so the kernels do not overlap the host's work as they do in a plain run).
+
+    python benchmarks/profile_distance.py [--backend gpu] [--log2n 14]
+
+Prints per kernel family its calls, pairs and seconds, then the rest of the stage (pair
+indices, the pruner's tests and compaction, transfers) and the whole; a warm-up run on
+2^10 reads compiles first.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_upper import run  # noqa: E402
+from communities import community, write_fasta  # noqa: E402
+from seeds.common import header  # noqa: E402
+
+from seqpairs import backends, scoring  # noqa: E402
+from seqpairs.formats.fasta import read_unique_fasta  # noqa: E402
+
+FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_band", "seqdist_screen", "seqdist")
+
+
+def timed_backend(backend, totals):
+    """The backend with each kernel family's calls timed into totals[family]: [calls,
+    pairs, seconds]."""
+    if backend.xp.__name__ == "cupy":
+        sync = backend.xp.cuda.Device().synchronize
+    else:
+        def sync():
+            pass
+
+    def wrap(family, factory):
+        def make(*args, **kwargs):
+            kernel = factory(*args, **kwargs)
+
+            def call(pa, pb, *rest):
+                sync()
+                start = time.perf_counter()
+                out = kernel(pa, pb, *rest)
+                sync()
+                entry = totals[family]
+                entry[0] += 1
+                entry[1] += len(pa)
+                entry[2] += time.perf_counter() - start
+                return out
+            return call
+        return make
+
+    return dataclasses.replace(backend, **{family: wrap(family, getattr(backend, family))
+                                          for family in FAMILIES
+                                          if getattr(backend, family) is not None})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="gpu")
+    parser.add_argument("--log2n", type=int, default=14)
+    args = parser.parse_args()
+    logging.getLogger("seqpairs").setLevel(logging.INFO)
+    header("Where the distance stage's time goes (benchmarks/profile_distance.py)")
+    scheme = scoring.get("seqdist")
+    plain = backends.select(args.backend)
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = {}
+        for log2n in (10, args.log2n):
+            fasta = Path(tmp) / f"community_{log2n}.fasta"
+            write_fasta(fasta, community(1 << log2n))
+            sets[log2n] = read_unique_fasta(fasta, scheme.alphabet)
+    run(sets[10], plain, scheme)  # compiles
+    totals = defaultdict(lambda: [0, 0, 0.0])
+    seconds, pruning, edges = run(sets[args.log2n], timed_backend(plain, totals), scheme)
+    print(f"2^{args.log2n}\t{seconds:.2f} s\t{len(edges)} kept\t{pruning}")
+    print("family\tcalls\tpairs\tseconds\tshare")
+    for family, (calls, pairs, spent) in totals.items():
+        print(f"{family}\t{calls}\t{pairs}\t{spent:.2f}\t{spent / seconds:.3f}")
+    rest = seconds - sum(spent for _, _, spent in totals.values())
+    print(f"the rest\t\t\t{rest:.2f}\t{rest / seconds:.3f}")
+
+
+if __name__ == "__main__":
+    main()
