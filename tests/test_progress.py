@@ -75,6 +75,7 @@ def test_steps_cover_every_pair_once():
         runs = list(distance.steps(cells, most))
         assert [a for a, _ in runs] == [0] + [b for _, b in runs[:-1]] and runs[-1][1] == 8
         assert all(cells[a:b].sum() <= most or b == a + 1 for a, b in runs)
+    assert list(distance.steps(cells, float("inf"))) == [(0, 8)]  # no limit: one run
 
 
 def test_ingest_and_binning_say_what_they_read_and_kept(tmp_path, cli):

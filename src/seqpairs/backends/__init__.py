@@ -133,10 +133,10 @@ class Backend:
     scan_rows_per_call: int = 1 << 26  # row keys of 8 bytes: 512 MiB
     trace_cells: float = 1 << 28  # window cells a trace_windows call holds at most
     affine_counts_traced: bool = False
-    # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
-    # band cell relative to a cell of a full alignment (pairs/prune.py: which bands pay)
     # cells a kernel call takes at most (a caller's step: progress, memory); inf: no limit
     cells_per_call: float = math.inf
+    # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
+    # band cell relative to a cell of what aligns the rest (pairs/prune.py: which bands pay)
     band_cost: dict[int, float] = field(default_factory=dict)
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
     # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a

@@ -52,9 +52,15 @@ def batches(tiles, pairs_per_batch: int):
         yield group
 
 
-def steps(cells, most: float):
-    """(start, stop) of consecutive runs of pairs whose cells (host array, per pair) add up
-    to at most `most` each, with at least one pair a run."""
+def steps(cells, most: float, to_host=np.asarray):
+    """(start, stop) of consecutive runs of pairs whose cells (per pair; to_host brings
+    them to NumPy) add up to at most `most` each, with at least one pair a run. Without a
+    limit, one run and the cells stay where they are (a GPU batch's 4 M would take a
+    transfer and a cumulative sum on the host for nothing)."""
+    if most == math.inf:
+        yield 0, len(cells)
+        return
+    cells = to_host(cells)
     total = np.cumsum(cells)
     start = 0
     while start < len(cells):
@@ -398,8 +404,8 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
             all_i = xp.concatenate([p[0] for p in pairs])
             all_j = xp.concatenate([p[1] for p in pairs])
-            cells = to_host(lengths[all_i] * lengths[all_j])
-            for start, stop in steps(cells, worker.cells_per_call):  # progress as it goes
+            cells = lengths[all_i] * lengths[all_j]
+            for start, stop in steps(cells, worker.cells_per_call, to_host):  # progress
                 on_device = step(all_i[start:stop], all_j[start:stop])
                 with lock:
                     totals[0] += len(on_device[0])
