@@ -89,13 +89,14 @@ def test_band_certificate_is_the_full_kernel(scheme):
     full = CPU.seqdist(seqs.codes, seqs.offsets, scheme)(pa, pb)
     band = CPU.seqdist_band(seqs.codes, seqs.offsets, scheme)
     certified = 0
-    for width in (0, 1, 2, 5, 16, 200):
-        exact, cost, *counts, upper = band(pa, pb, width)
-        assert same(cost[exact], full[0][exact]), width
+    for width, lower in ((0, 0), (1, 0), (2, 0), (5, 0), (16, 0), (200, 0), (0, 3), (2, 9),
+                         (5, 40), (16, 48)):
+        exact, cost, *counts, upper = band(pa, pb, width, lower)
+        assert same(cost[exact], full[0][exact]), (width, lower)
         for got, want in zip(counts, full[1:]):
-            assert np.array_equal(got[exact], want[exact]), width
-        assert np.all(cost[~exact] <= full[0][~exact]), width  # lower bounds
-        assert np.all(upper >= full[0]), width
+            assert np.array_equal(got[exact], want[exact]), (width, lower)
+        assert np.all(cost[~exact] <= full[0][~exact]), (width, lower)  # lower bounds
+        assert np.all(upper >= full[0]), (width, lower)
         certified += int(exact.sum())
         if width == 200:  # a band wider than every sequence is the full matrix
             assert exact.all()
@@ -195,6 +196,33 @@ def test_band_certifies_pairs_a_homopolymer_indel_apart():
             assert np.array_equal(got[exact], want[exact])
 
 
+def test_a_lower_band_certifies_reads_two_percent_apart():
+    """Reads 8 substitutions apart (costs 69-95): the cells outside a width-8 band bounded
+    only by the gaps a path needs to reach them (4 a diagonal) cannot certify a cost above
+    about 4 (8 + 1); a lower band of half-width 24, which adds the substitutions of its
+    shifted diagonals, certifies nearly all."""
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        root = "".join(rng.choice(list("ACGT"), 400))
+        seqs = [root]
+        for _ in range(40):
+            read = list(root)
+            for k in rng.choice(400, 8, replace=False):
+                read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + rng.integers(3)) % 4]
+            seqs.append("".join(read))
+        seqs = sequence_set(seqs)
+        pa = np.zeros(seqs.n - 1, np.int64)
+        pb = np.arange(1, seqs.n, dtype=np.int64)
+        full = CPU.seqdist(seqs.codes, seqs.offsets, SEQDIST)(pa, pb)
+        band = CPU.seqdist_band(seqs.codes, seqs.offsets, SEQDIST)
+        assert not band(pa, pb, 8)[0].any() and full[0].min() > 4 * (8 + 1)
+        exact, cost, *counts, upper = band(pa, pb, 8, 24)
+        assert exact.mean() > 0.9, seed
+        assert same(cost[exact], full[0][exact])
+        for got, want in zip(counts, full[1:]):
+            assert np.array_equal(got[exact], want[exact])
+
+
 def qgram_positions(a: str, b: str, q: int) -> int:
     """Positions of a whose q-gram occurs in b (plainly)."""
     grams = {b[k:k + q] for k in range(len(b) - q + 1)}
@@ -275,6 +303,19 @@ def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
     for widths in ((), (0,), (3, 7, 12)):
         check_pruner(sequence_set(adversarial(6)), SEQDIST, 0.1, 0.97, 2,
                      band_cost=dict.fromkeys(widths, 1.0))
+
+
+@pytest.mark.parametrize("max_distance,identity,iddef", CASES[:4])
+def test_pruner_with_lower_bands(max_distance, identity, iddef):
+    """Bands whose outside cells take a lower band's bounds: the same pairs and values,
+    and the bands certify more of them than without."""
+    seqs = sequence_set(adversarial(6) + community(3, 4, 6, 200, 0.04))
+    certified = []
+    for lower in ({}, {3: 12, 8: 30}):
+        backend = dataclasses.replace(CPU, band_cost={3: 0.0, 8: 0.0}, band_lower=lower)
+        stats = check_pruner(seqs, SEQDIST, max_distance, identity, iddef, backend=backend)
+        certified.append(stats["certified 3"] + stats["certified 8"])
+    assert certified[1] > certified[0]
 
 
 def test_qgram_bitsets_fill_the_backends_memory():

@@ -16,12 +16,14 @@ where each starts, as formats.fasta.SequenceSet holds them):
       cost and length as seqdist's at fewer instructions per cell, for a first pass (pairs.
       identity.screen_bound). None where the backend has no cheaper pass (the CPU).
       `screen_cost`: a screen cell's cost against a seqdist cell.
-  seqdist_band(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
-      exact (bool), cost (float64), length, matches, aligned, leading (int32), upper
-      (float64): the band |j - i| <= width with the last row and column, and a certificate
-      (docs/pruning.md): where exact, cost and counts are seqdist's bit for bit; elsewhere
-      cost is a lower bound on seqdist's cost (counts undefined); upper is an upper bound.
-      `band_cost`: the widths the backend runs well, narrowest first, and their costs.
+  seqdist_band(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width,
+      lower=0) -> exact (bool), cost (float64), length, matches, aligned, leading (int32),
+      upper (float64): the band |j - i| <= width with the last row and column, the cells
+      outside it bounded by a lower band of half-width `lower` (none when lower <= width),
+      and a certificate (docs/pruning.md): where exact, cost and counts are seqdist's bit
+      for bit; elsewhere cost is a lower bound on seqdist's cost (counts undefined); upper
+      is an upper bound. `band_cost`: the widths the backend runs well, narrowest first,
+      and their costs; `band_lower`: the lower band it runs with each (none if absent).
   seqdist_upper(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
       upper (float64): an upper bound on seqdist's cost from the cheapest path through
       seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
@@ -138,6 +140,7 @@ class Backend:
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of what aligns the rest (pairs/prune.py: which bands pay)
     band_cost: dict[int, float] = field(default_factory=dict)
+    band_lower: dict[int, int] = field(default_factory=dict)  # lower band per width
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
     # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a
     # sequence fold more q-grams together, and the counting filter drops fewer pairs

@@ -104,6 +104,7 @@ class Pruner:
         self.cheapest_gap = scheme.cheapest_gap
         self.cheapest_edit = scheme.cheapest_edit
         self.band_cost = backend.band_cost if band_cost is None else band_cost
+        self.band_lower = backend.band_lower
         self.upper_cost = backend.upper_cost
         self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
         self.stats.update({f"upper {w}": 0 for w in self.upper_cost})
@@ -135,7 +136,8 @@ class Pruner:
         """One band over the pending pairs: the certified ones join `found`; returns the
         pairs neither certified nor proved to fail."""
         self.stats[f"band {width}"] += len(pending)
-        exact, cost, *counts, upper = self.band(i[pending], j[pending], width)
+        exact, cost, *counts, upper = self.band(i[pending], j[pending], width,
+                                                self.band_lower.get(width, 0))
         found.append((pending[exact], cost[exact], *(c[exact] for c in counts)))
         self.stats[f"certified {width}"] += int(exact.sum())
         rest = ~exact

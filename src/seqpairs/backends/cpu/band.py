@@ -5,8 +5,9 @@ Each carries, beside the full kernel's cost, counts and move, whether it is *exa
 same cost, counts and move as the full matrix's cell) and otherwise a lower bound on the
 full matrix's cost there; every cell also carries an upper bound and the moves it may
 have (which decide the gap cost of its right neighbour). A cell outside the set is
-inexact with the lower bound cheapest_gap * |i - j| (any path to it makes that many gap
-moves, none of them free) and any move. A cell is exact when every move that SeqDist's
+inexact with any move and a lower bound: the lower band's (the recurrence with every
+paid gap at the cheapest cost, over a wider band) where it is given, else cheapest_gap *
+|i - j| (any path to it makes that many gap moves, none of them free). A cell is exact when every move that SeqDist's
 rule may pick, given the candidates' bounds, comes from an exact neighbour with a known
 gap cost: the rule then picks among them what the full matrix picks. When the last cell
 is exact, cost and counts are the full kernel's, bit for bit.
@@ -28,12 +29,26 @@ ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
-def _neighbour(h, x, p, m, u, r, i, j, la, lb, width, gap_bound):
-    """Cell (i, j) from row buffer r when it was computed, else out of band (at least
-    gap_bound per diagonal away, any move)."""
+def _lower(lw, r, i, j, la, lb, lower, gap, gap_bound):
+    """The lower band's bound at cell (i, j) (i < la, j < lb) from row buffer r: its value
+    within half-width `lower`, the borders' exact costs, else gap_bound per diagonal away."""
+    if i == 0:
+        return gap * j
+    if j == 0:
+        return gap * i
+    if abs(j - i) <= lower:
+        return lw[r, j]
+    return gap_bound * abs(i - j)
+
+
+@njit(inline="always")
+def _neighbour(h, x, p, m, u, lw, r, i, j, la, lb, width, lower, gap, gap_bound):
+    """Cell (i, j) from row buffer r when it was computed, else out of band (the lower
+    band's bound, any move)."""
     if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
         return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
-    return gap_bound * abs(i - j), False, np.int64(0), np.int8(ANY_MOVE), INF
+    return (_lower(lw, r, i, j, la, lb, lower, gap, gap_bound), False, np.int64(0),
+            np.int8(ANY_MOVE), INF)
 
 
 @njit(inline="always")
@@ -86,16 +101,19 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
 
 
 @njit(nogil=True, cache=True)
-def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, h, x, p,
-              m, u):
+def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, lower, h,
+              x, p, m, u, lw):
     """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
 
-    gap_bound: the scheme's cheapest_gap_shrunk. h, u (float64), x (bool), p (int64), m
-    (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape (2, >= lb + 1).
+    gap_bound: the scheme's cheapest_gap_shrunk. lower: the half-width of the lower band
+    whose bounds the cells outside the band take (<= width: none). h, u, lw (float64), x
+    (bool), p (int64), m (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape
+    (2, >= lb + 1).
     Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
     kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
     an upper bound on it.
     """
+    cheapest = min(gap, homopolymer_gap)
     for j in range(lb + 1):
         h[0, j] = u[0, j] = gap * j
         x[0, j] = True
@@ -106,6 +124,13 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         a = codes[sa + i - 1]
         subst_a = subst[a]
         last_row = i == la
+        if not last_row and lower > width:  # the lower band's row: paid gaps at their cheapest
+            for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
+                lw[cur, j] = min(
+                    _lower(lw, prv, i - 1, j - 1, la, lb, lower, gap, gap_bound)
+                    + subst_a[codes[sb + j - 1]],
+                    _lower(lw, cur, i, j - 1, la, lb, lower, gap, gap_bound) + cheapest,
+                    _lower(lw, prv, i - 1, j, la, lb, lower, gap, gap_bound) + cheapest)
         gap_row = 0.0 if last_row else 1.0
         inc_row = 0 if last_row else 1
         h[cur, 0] = u[cur, 0] = gap * i
@@ -120,12 +145,12 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
             b = codes[sb + j - 1]
             prev_b = codes[sb + j - 2] if j > 1 else -1
             last_col = j == lb
-            dh, dx, dp, _, du = _neighbour(h, x, p, m, u, prv, i - 1, j - 1, la, lb, width,
-                                           gap_bound)
-            lh, lx, lp, lm, lu = _neighbour(h, x, p, m, u, cur, i, j - 1, la, lb, width,
-                                            gap_bound)
-            uh, ux, up, _, uu = _neighbour(h, x, p, m, u, prv, i - 1, j, la, lb, width,
-                                           gap_bound)
+            dh, dx, dp, _, du = _neighbour(h, x, p, m, u, lw, prv, i - 1, j - 1, la, lb, width,
+                                           lower, gap, gap_bound)
+            lh, lx, lp, lm, lu = _neighbour(h, x, p, m, u, lw, cur, i, j - 1, la, lb, width,
+                                            lower, gap, gap_bound)
+            uh, ux, up, _, uu = _neighbour(h, x, p, m, u, lw, prv, i - 1, j, la, lb, width,
+                                           lower, gap, gap_bound)
             h[cur, j], x[cur, j], p[cur, j], m[cur, j], u[cur, j] = _cell(
                 a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row,
                 0.0 if last_col else 1.0, inc_row, 0 if last_col else 1,
@@ -135,8 +160,8 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, exact,
-                cost, packed, upper, max_len, chunk):
+def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
+                exact, cost, packed, upper, max_len, chunk):
     n = pa.shape[0]
     nchunks = (n + chunk - 1) // chunk
     for c in prange(nchunks):
@@ -145,24 +170,25 @@ def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, 
         x = np.empty((2, max_len + 1), dtype=np.bool_)
         p = np.empty((2, max_len + 1), dtype=np.int64)
         m = np.empty((2, max_len + 1), dtype=np.int8)
+        lw = np.empty((2, max_len + 1), dtype=np.float64)
         for k in range(c * chunk, min(n, (c + 1) * chunk)):
             s, t = pa[k], pb[k]
             exact[k], cost[k], packed[k], upper[k] = band_pair(
                 codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
                 offsets[t + 1] - offsets[t], subst, gap, homopolymer_gap, gap_bound, width,
-                h, x, p, m, u)
+                lower, h, x, p, m, u, lw)
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
-    """The contract's seqdist_band kernel: (pa, pb, width) -> exact (bool), cost (float64:
-    the full kernel's where exact, else a lower bound), length, matches, aligned, leading
-    (int32, the full kernel's where exact) and upper (float64, an upper bound on the
-    cost)."""
+    """The contract's seqdist_band kernel: (pa, pb, width, lower=0) -> exact (bool), cost
+    (float64: the full kernel's where exact, else a lower bound), length, matches, aligned,
+    leading (int32, the full kernel's where exact) and upper (float64, an upper bound on
+    the cost)."""
 
-    def align(pa, pb, width):
+    def align(pa, pb, width, lower=0):
         return pair_kernel(codes, offsets, threads, _band_batch,
                            (scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
-                            scheme.cheapest_gap_shrunk, width),
+                            scheme.cheapest_gap_shrunk, width, lower),
                            (np.bool_, np.float64, np.int64, np.float64),
                            lambda exact, cost, packed, upper: (exact, cost, *unpack(packed),
                                                                 upper))(pa, pb)

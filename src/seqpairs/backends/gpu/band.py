@@ -31,7 +31,7 @@ def runs(count: int, per_item: int, launch, what: str):
 
 
 def aligner(codes, offsets, scheme, threads=None):
-    """The contract's seqdist_band kernel on the current GPU: (pa, pb, width) -> exact,
+    """The contract's seqdist_band kernel on the current GPU: (pa, pb, width, lower=0) -> exact,
     cost, length, matches, aligned, leading, upper (device arrays for device inputs, host
     arrays for host inputs); width one of WIDTHS. `threads` is the CPU's and ignored."""
     import cupy
@@ -41,9 +41,10 @@ def aligner(codes, offsets, scheme, threads=None):
     d_subst = cupy.asarray(scheme.matrix().ravel())
     defines = seqdist_defines(scheme)
 
-    def align(pa, pb, width):
-        if width not in WIDTHS:
-            raise ValueError(f"the GPU band has half-widths {WIDTHS}, not {width}")
+    def align(pa, pb, width, lower=0):
+        if width not in WIDTHS or lower > width:
+            raise ValueError(f"the GPU band has half-widths {WIDTHS} without a lower band, "
+                             f"not {width} with {lower}")
         kernel = VARIANTS[f"seqdist_band_{width}"].with_defines(**defines).function_handle()
         pa, pb, on_host = device_pairs(pa, pb)
 
