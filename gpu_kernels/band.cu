@@ -18,6 +18,13 @@
 #define WIDTH 8
 #endif
 #define SLOTS (2 * WIDTH + 1)
+// LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
+// recurrence with every paid gap at its cheapest: docs/pruning.md, section 2), computed
+// row by row beside the band in registers `low` (slot s = j - i + LOWER).
+#ifndef LOWER
+#define LOWER 0
+#endif
+#define LOW_SLOTS (2 * LOWER + 1)
 #if !defined(GAP) || !defined(HOMOPOLYMER_GAP) || !defined(CHEAPEST_GAP_SHRUNK)
 #error "GAP, HOMOPOLYMER_GAP and CHEAPEST_GAP_SHRUNK (the scheme's costs) must be defined"
 #endif
@@ -64,6 +71,9 @@ __device__ __forceinline__ Cell out(int i, int j)
 {
     return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, ANY_MOVE, false};
 }
+
+// A cell outside the computed set with the lower band's bound h.
+__device__ __forceinline__ Cell bounded(double h) { return {h, INF, 0ull, ANY_MOVE, false}; }
 
 __device__ __forceinline__ u64 diag_step(u64 p, bool eq)
 {
@@ -152,20 +162,61 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
     }
     Cell last_col = row0(lb);  // the latest cell of column lb
+#if LOWER > WIDTH
+    const double cheapest = fmin((double)GAP, (double)HOMOPOLYMER_GAP);
+    double low[LOW_SLOTS];  // row i - 1's lower band, then row i's
+#pragma unroll
+    for (int s = 0; s < LOW_SLOTS; s++) low[s] = GAP * (double)max(s - LOWER, 0);
+    double low_col = GAP * (double)(lb - 1);  // the lower bound at (i, lb - 1)
+#endif
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
         const double* subst_a = s_subst + 4 * a;
+#if LOWER > WIDTH
+        // (i - 1, i + WIDTH), above the band's last slot, before row i overwrites it
+        const Cell low_up = bounded(low[LOWER + WIDTH + 1]);
+        const Cell low_diag_col = bounded(low_col);  // (i - 1, lb - 1)
+        low_col = CHEAPEST_GAP_SHRUNK * (double)abs(lb - 1 - i);
+#pragma unroll
+        for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
+            const int j = i + s - LOWER;
+            if (j == 0) {
+                low[s] = GAP * (double)i;
+            } else if (j > 0 && j < lb) {
+                const double up = s + 1 < LOW_SLOTS ? low[s + 1]
+                                  : (i == 1 ? GAP * (double)j
+                                            : CHEAPEST_GAP_SHRUNK * (double)(LOWER + 1));
+                const double l = s > 0 ? low[s - 1]
+                                 : (j == 1 ? GAP * (double)i
+                                           : CHEAPEST_GAP_SHRUNK * (double)(LOWER + 1));
+                low[s] = least(least(__dadd_rn(low[s], subst_a[B[j - 1]]),
+                                     __dadd_rn(l, cheapest)),
+                               __dadd_rn(up, cheapest));
+                if (j == lb - 1) low_col = low[s];
+            }
+        }
+#endif
         // left of the band's first cell
         const int j_left = i - WIDTH - 1;
+#if LOWER > WIDTH
+        Cell left = j_left == 0 ? col0(i)
+                    : (j_left > 0 ? bounded(low[LOWER - WIDTH - 1]) : band[0]);
+#else
         Cell left = j_left == 0 ? col0(i) : (j_left > 0 ? out(i, j_left) : band[0]);
+#endif
 #pragma unroll
         for (int t = 0; t < SLOTS; t++) {
             const int j = i + t - WIDTH;
             if (j == 0) {
                 band[t] = col0(i);
             } else if (j > 0 && j <= lb) {
+#if LOWER > WIDTH
+                const Cell up = t + 1 < SLOTS ? band[t + 1]
+                                : (j == lb ? last_col : (i == 1 ? row0(j) : low_up));
+#else
                 const Cell up = t + 1 < SLOTS ? band[t + 1]
                                 : (j == lb ? last_col : (i == 1 ? row0(j) : out(i - 1, j)));
+#endif
                 const Cell l = t > 0 ? band[t - 1] : left;
                 const int b = B[j - 1];
                 const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;
@@ -178,9 +229,15 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         if (abs(lb - i) > WIDTH) {  // column lb outside the band
             const int b = B[lb - 1];
             const int prev_b = lb > 1 ? B[lb - 2] : NO_LETTER;
+#if LOWER > WIDTH
+            const Cell l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
+                           : (lb - 1 == 0 ? col0(i) : bounded(low_col));
+            const Cell d = i == 1 ? row0(lb - 1) : (lb - 1 == 0 ? col0(i - 1) : low_diag_col);
+#else
             const Cell l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
                            : (lb - 1 == 0 ? col0(i) : out(i, lb - 1));
             const Cell d = i == 1 ? row0(lb - 1) : (lb - 1 == 0 ? col0(i - 1) : out(i - 1, lb - 1));
+#endif
             last_col = cell(a, b, prev_b, subst_a, 1.0, 0.0, 1ull, 0ull, d, l, last_col);
         }
     }
@@ -188,6 +245,11 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     Cell prev[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
+#if LOWER > WIDTH
+    double low_last[LOW_SLOTS];  // row la - 1's lower band
+#pragma unroll
+    for (int s = 0; s < LOW_SLOTS; s++) low_last[s] = low[s];
+#endif
     const int i = la;
     const int a = A[i - 1];
     const double* subst_a = s_subst + 4 * a;
@@ -199,6 +261,9 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         if (la == 1) up = row0(j);
         else if (j == lb) up = last_col;
         else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
+#if LOWER > WIDTH
+        else if (o >= -LOWER && o <= LOWER) up = bounded(low_last[o + LOWER]);
+#endif
         else up = out(la - 1, j);
         const int b = B[j - 1];
         const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;

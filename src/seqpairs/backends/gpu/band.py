@@ -9,8 +9,11 @@ from .kernels import BLOCK, VARIANTS, seqdist_defines
 from .launch import PAIR_BYTES, check_written, device_pairs, free_bytes, in_runs
 
 # Half-widths of the band the GPU runs: one compiled variant each (kernels.VARIANTS).
-WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
-               if name.startswith("seqdist_band_"))
+# (half-width, lower band's half-width or 0) -> the compiled variant
+BANDS = {(int(w), int(lower[0]) if lower else 0): name for name in VARIANTS
+         if name.startswith("seqdist_band_")
+         for w, *lower in [name.removeprefix("seqdist_band_").split("_")]}
+WIDTHS = tuple(sorted({w for w, _ in BANDS}))
 UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
                      if name.startswith("seqdist_upper_"))
 # What a band cell costs against a cell of the screen that aligns the rest, and an upper
@@ -33,7 +36,7 @@ def runs(count: int, per_item: int, launch, what: str):
 def aligner(codes, offsets, scheme, threads=None):
     """The contract's seqdist_band kernel on the current GPU: (pa, pb, width, lower=0) -> exact,
     cost, length, matches, aligned, leading, upper (device arrays for device inputs, host
-    arrays for host inputs); width one of WIDTHS. `threads` is the CPU's and ignored."""
+    arrays for host inputs); (width, lower) one of BANDS. `threads` is the CPU's and ignored."""
     import cupy
 
     check_lengths(offsets)
@@ -42,10 +45,11 @@ def aligner(codes, offsets, scheme, threads=None):
     defines = seqdist_defines(scheme)
 
     def align(pa, pb, width, lower=0):
-        if width not in WIDTHS or lower > width:
-            raise ValueError(f"the GPU band has half-widths {WIDTHS} without a lower band, "
-                             f"not {width} with {lower}")
-        kernel = VARIANTS[f"seqdist_band_{width}"].with_defines(**defines).function_handle()
+        name = BANDS.get((width, lower if lower > width else 0))
+        if name is None:
+            raise ValueError(f"the GPU band has (half-width, lower band) {sorted(BANDS)}, "
+                             f"not ({width}, {lower})")
+        kernel = VARIANTS[name].with_defines(**defines).function_handle()
         pa, pb, on_host = device_pairs(pa, pb)
 
         def launch(start, stop):
