@@ -46,6 +46,18 @@ class Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+def read_sets(scheme, log2n: int) -> dict:
+    """2^10 community reads (a warm-up run, the kernels' rates) and 2^log2n, as
+    SequenceSets by log2n."""
+    sets = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in (10, log2n):
+            fasta = Path(tmp) / f"community_{k}.fasta"
+            write_fasta(fasta, community(1 << k))
+            sets[k] = read_unique_fasta(fasta, scheme.alphabet)
+    return sets
+
+
 def run(seqs, backend, scheme):
     bins = tiling.make_bins(seqs.lengths, 25)
     tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
@@ -109,27 +121,22 @@ def main() -> None:
     scheme = scoring.get("seqdist")
     backend = backends.select(args.backend)
     cost = max(backend.upper_cost.values())
-    with tempfile.TemporaryDirectory() as tmp:
-        sets = {}
-        for log2n in (10, args.log2n):
-            fasta = Path(tmp) / f"community_{log2n}.fasta"
-            write_fasta(fasta, community(1 << log2n))
-            sets[log2n] = read_unique_fasta(fasta, scheme.alphabet)
-        if args.kernels:
-            kernel_rates(sets[10], backend, scheme, args.kernels)
-        run(sets[10], backend, scheme)  # compiles
-        first = None
-        for widths in args.widths:
-            upper_cost = {int(w): backend.upper_cost.get(int(w), cost) for w in widths.split(",")}
-            seconds, pruning, edges = run(sets[args.log2n],
-                                          dataclasses.replace(backend, upper_cost=upper_cost),
-                                          scheme)
-            print(f"2^{args.log2n}\tupper half-widths {widths}\t{seconds:.2f} s\t"
-                  f"{len(edges)} kept\t{pruning}", flush=True)
-            first = first or edges
-            if not all(np.array_equal(getattr(first, c), getattr(edges, c))
-                       for c in ("i", "j", *LAYOUTS["seqdist"].columns)):
-                raise SystemExit(f"half-widths {widths}: the kept pairs differ")
+    sets = read_sets(scheme, args.log2n)
+    if args.kernels:
+        kernel_rates(sets[10], backend, scheme, args.kernels)
+    run(sets[10], backend, scheme)  # compiles
+    first = None
+    for widths in args.widths:
+        upper_cost = {int(w): backend.upper_cost.get(int(w), cost) for w in widths.split(",")}
+        seconds, pruning, edges = run(sets[args.log2n],
+                                      dataclasses.replace(backend, upper_cost=upper_cost),
+                                      scheme)
+        print(f"2^{args.log2n}\tupper half-widths {widths}\t{seconds:.2f} s\t"
+              f"{len(edges)} kept\t{pruning}", flush=True)
+        first = first or edges
+        if not all(np.array_equal(getattr(first, c), getattr(edges, c))
+                   for c in ("i", "j", *LAYOUTS["seqdist"].columns)):
+            raise SystemExit(f"half-widths {widths}: the kept pairs differ")
 
 
 if __name__ == "__main__":

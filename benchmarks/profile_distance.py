@@ -15,18 +15,15 @@ import argparse
 import dataclasses
 import logging
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_upper import run  # noqa: E402
-from communities import community, write_fasta  # noqa: E402
+from bench_upper import read_sets, run  # noqa: E402
 from seeds.common import header  # noqa: E402
 
 from seqpairs import backends, scoring  # noqa: E402
-from seqpairs.formats.fasta import read_unique_fasta  # noqa: E402
 
 FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_band", "seqdist_screen", "seqdist")
 
@@ -71,12 +68,7 @@ def main() -> None:
     header("Where the distance stage's time goes (benchmarks/profile_distance.py)")
     scheme = scoring.get("seqdist")
     plain = backends.select(args.backend)
-    with tempfile.TemporaryDirectory() as tmp:
-        sets = {}
-        for log2n in (10, args.log2n):
-            fasta = Path(tmp) / f"community_{log2n}.fasta"
-            write_fasta(fasta, community(1 << log2n))
-            sets[log2n] = read_unique_fasta(fasta, scheme.alphabet)
+    sets = read_sets(scheme, args.log2n)
     run(sets[10], plain, scheme)  # compiles
     totals = defaultdict(lambda: [0, 0, 0.0])
     seconds, pruning, edges = run(sets[args.log2n], timed_backend(plain, totals), scheme)
