@@ -7,10 +7,11 @@ full matrix's cost there; every cell also carries an upper bound and the moves i
 have (which decide the gap cost of its right neighbour). A cell outside the set is
 inexact with any move and a lower bound: the lower band's (the recurrence with every
 paid gap at the cheapest cost, over a wider band) where it is given, else cheapest_gap *
-|i - j| (any path to it makes that many gap moves, none of them free). A cell is exact when every move that SeqDist's
-rule may pick, given the candidates' bounds, comes from an exact neighbour with a known
-gap cost: the rule then picks among them what the full matrix picks. When the last cell
-is exact, cost and counts are the full kernel's, bit for bit.
+|i - j| (any path to it makes that many gap moves, none of them free). A cell is exact
+when every move that SeqDist's rule may pick, given the candidates' bounds, comes from
+an exact neighbour with a known gap cost: the rule then picks among them what the full
+matrix picks. When the last cell is exact, cost and counts are the full kernel's, bit
+for bit.
 """
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
     eq_a = b == a
     same_b = b == prev_b
     # the gap cost each move of the left cell gives (docs/seqdist.md, last(i, j - 1))
-    may_up, may_left, may_diag = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1, (lm >> DIAG) & 1 == 1
+    may_up, may_left = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1
+    may_diag = (lm >> DIAG) & 1 == 1
     homopolymer = ((may_up and eq_a) or (may_left and same_b)
                    or (may_diag and eq_a and same_b))
     plain = ((may_up and not eq_a) or (may_left and not same_b)
