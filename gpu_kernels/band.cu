@@ -21,7 +21,7 @@
 // LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
 // recurrence with every paid gap at its cheapest: docs/pruning.md, section 2), computed
 // row by row beside the band in registers `low` (slot s = j - i + LOWER), in integer
-// units of 1 / LOWER_UNITS (backends/common.py: lower_weights; LOWER_BORDER_GAP,
+// units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_BORDER_GAP,
 // LOWER_LEAST_GAP and LOWER_SHRINK, which makes the substitutions, from the scheme).
 #ifndef LOWER
 #define LOWER 0
@@ -158,7 +158,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     __shared__ double s_subst[16];
     if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
 #if LOWER > WIDTH
-    __shared__ int s_low[16];  // the lower band's substitutions (common.lower_weights)
+    __shared__ int s_low[16];  // the lower band's substitutions (the scheme's lower_weights)
     if (threadIdx.x < 16)
         s_low[threadIdx.x] = (int)floor(__dmul_rn(__dmul_rn(subst[threadIdx.x], LOWER_SHRINK),
                                                   (double)LOWER_UNITS));

@@ -1,7 +1,6 @@
 """Device-neutral pieces of the backend contract, shared by backends/cpu and backends/gpu
 (neither imports the other): the sequence length limit, the packed SeqDist counts that
-both write, the banded kernel's lower band weights, and the checked inputs of the PSSE
-engines. NumPy only; every function that
+both write, and the checked inputs of the PSSE engines. NumPy only; every function that
 takes arrays works on NumPy and CuPy arrays alike."""
 from __future__ import annotations
 
@@ -10,22 +9,6 @@ import numpy as np
 from ..errors import UserError
 from ..limits import MAX_LENGTH
 from ..scoring.scheme import MAX_COST
-
-# The banded kernel's lower band (docs/pruning.md) counts in integer units of 1 /
-# LOWER_UNITS, each weight scaled down by LOWER_SHRINK and rounded down: its sums are exact
-# (the same on every backend) and stay below the full matrix's whatever their rounding
-# (paths of at most 2 MAX_LENGTH moves: a relative error under 2^-38).
-LOWER_UNITS, LOWER_SHRINK = 64, 1.0 - 2.0**-30
-
-
-def lower_weights(scheme):
-    """The lower band's weights in units of 1 / LOWER_UNITS: substitutions (int64, as
-    scheme.matrix()) and (a border letter's gap, the cheapest paid gap)."""
-    subst = np.floor(scheme.matrix() * LOWER_SHRINK * LOWER_UNITS).astype(np.int64)
-    gaps = tuple(int(np.floor(g * LOWER_SHRINK * LOWER_UNITS))
-                 for g in (scheme.gap, scheme.cheapest_gap))
-    return subst, gaps
-
 
 # SeqDist counts of a path, packed 16 bits each into one int64, from the low end:
 #   length   SeqDist's alignment length (trailing end gaps not counted)

@@ -20,8 +20,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
-from ..common import LOWER_UNITS, lower_weights, unpack
+from ..common import unpack
 from .batch import pair_kernel
 from .seqdist import LEN_ONE, START, _diag_step
 
@@ -200,7 +201,8 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
     leading (int32, the full kernel's where exact) and upper (float64, an upper bound on
     the cost)."""
 
-    lower_subst, lower_gaps = lower_weights(scheme)
+    lower_subst, lower_gaps = scheme.lower_weights
+    lower_subst = np.array(lower_subst, dtype=np.int64)
 
     def align(pa, pb, width, lower=0):
         return pair_kernel(codes, offsets, threads, _band_batch,

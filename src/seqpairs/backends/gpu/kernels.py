@@ -18,7 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from ...scoring import get as scheme
-from ..common import LOWER_SHRINK, LOWER_UNITS, lower_weights
+from ...scoring.seqdist import LOWER_SHRINK, LOWER_UNITS
 
 BLOCK = 128  # threads per block of the one-thread-per-pair kernels
 
@@ -59,8 +59,8 @@ class Variant:
 def seqdist_defines(seqdist_scheme) -> dict:
     """The gap costs of a SeqDistScheme as seqdist.cu's and band.cu's defines (repr: the
     exact double), with the banded kernel's lower bound per gap and its lower band's
-    weights (common.lower_weights: its gaps, and what makes its substitutions)."""
-    border_gap, least_gap = lower_weights(seqdist_scheme)[1]
+    weights (the scheme's lower_weights: its gaps, and what makes its substitutions)."""
+    border_gap, least_gap = seqdist_scheme.lower_weights[1]
     return {"gap": repr(seqdist_scheme.gap),
             "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap),
             "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk),
