@@ -30,7 +30,7 @@ ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
-def _lower(lw, r, i, j, la, lb, lower, gap, gap_bound):
+def _lower(lw, r, i, j, lower, gap, gap_bound):
     """The lower band's bound at cell (i, j) (i < la, j < lb) from row buffer r: its value
     within half-width `lower`, the borders' exact costs, else gap_bound per diagonal away."""
     if i == 0:
@@ -48,7 +48,7 @@ def _neighbour(h, x, p, m, u, lw, r, i, j, la, lb, width, lower, gap, gap_bound)
     band's bound, any move)."""
     if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
         return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
-    return (_lower(lw, r, i, j, la, lb, lower, gap, gap_bound), False, np.int64(0),
+    return (_lower(lw, r, i, j, lower, gap, gap_bound), False, np.int64(0),
             np.int8(ANY_MOVE), INF)
 
 
@@ -129,10 +129,10 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         if not last_row and lower > width:  # the lower band's row: paid gaps at their cheapest
             for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
                 lw[cur, j] = min(
-                    _lower(lw, prv, i - 1, j - 1, la, lb, lower, gap, gap_bound)
+                    _lower(lw, prv, i - 1, j - 1, lower, gap, gap_bound)
                     + subst_a[codes[sb + j - 1]],
-                    _lower(lw, cur, i, j - 1, la, lb, lower, gap, gap_bound) + cheapest,
-                    _lower(lw, prv, i - 1, j, la, lb, lower, gap, gap_bound) + cheapest)
+                    _lower(lw, cur, i, j - 1, lower, gap, gap_bound) + cheapest,
+                    _lower(lw, prv, i - 1, j, lower, gap, gap_bound) + cheapest)
         gap_row = 0.0 if last_row else 1.0
         inc_row = 0 if last_row else 1
         h[cur, 0] = u[cur, 0] = gap * i
