@@ -76,23 +76,20 @@ def kernel_rates(seqs, backend, scheme, count: int) -> None:
     rng = np.random.default_rng(5)
     i, j = (backend.xp.asarray(rng.integers(0, seqs.n, count)) for _ in range(2))
     la, lb = (seqs.lengths.astype(np.float64)[backend.to_host(k)] for k in (i, j))
-    kernels = [(name, make(seqs.codes, seqs.offsets, scheme, None), None, (la * lb).sum())
+    # (name, kernel, its arguments beyond the pairs, cells a call)
+    kernels = [(name, make(seqs.codes, seqs.offsets, scheme, None), (), (la * lb).sum())
                for name, make in (("screen", backend.seqdist_screen),
                                   ("full kernel", backend.seqdist)) if make is not None]
-    for name, make, widths in (("upper", backend.seqdist_upper, backend.upper_cost),
-                               ("band", backend.seqdist_band, backend.band_cost)):
-        kernel = make(seqs.codes, seqs.offsets, scheme, None)
-        kernels += [(f"{name} {w}", kernel, w, ((2 * w + 1) * la + la + lb).sum())
-                    for w in widths]
+    upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, None)
+    band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, None)
+    kernels += [(f"upper {w}", upper, (w,), ((2 * w + 1) * la + la + lb).sum())
+                for w in backend.upper_cost]
+    kernels += [(f"band {w}", band, (w, backend.band_lower.get(w, 0)),
+                 ((2 * w + 1) * la + la + lb).sum()) for w in backend.band_cost]
     per_cell = None
-    for name, kernel, width, cells in kernels:
+    for name, kernel, args, cells in kernels:
         def call():
-            if width is None:
-                out = kernel(i, j)
-            elif name.startswith("band"):  # with the backend's lower band
-                out = kernel(i, j, width, backend.band_lower.get(width, 0))
-            else:
-                out = kernel(i, j, width)
+            out = kernel(i, j, *args)
             backend.to_host(out[0] if isinstance(out, tuple) else out)
         call()
         best = min(timed(call) for _ in range(3))
