@@ -18,6 +18,18 @@
 #define WIDTH 8
 #endif
 #define SLOTS (2 * WIDTH + 1)
+// LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
+// recurrence with every paid gap at its cheapest: docs/pruning.md, section 2), computed
+// row by row beside the band in registers `low` (slot s = j - i + LOWER), in integer
+// units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_BORDER_GAP,
+// LOWER_LEAST_GAP and LOWER_SHRINK, which makes the substitutions, from the scheme).
+#ifndef LOWER
+#define LOWER 0
+#endif
+#if LOWER > 0 && !(defined(LOWER_BORDER_GAP) && defined(LOWER_LEAST_GAP) && defined(LOWER_SHRINK) && defined(LOWER_UNITS))
+#error "a lower band needs LOWER_BORDER_GAP, LOWER_LEAST_GAP, LOWER_SHRINK and LOWER_UNITS"
+#endif
+#define LOW_SLOTS (2 * LOWER + 1)
 #if !defined(GAP) || !defined(HOMOPOLYMER_GAP) || !defined(CHEAPEST_GAP_SHRUNK)
 #error "GAP, HOMOPOLYMER_GAP and CHEAPEST_GAP_SHRUNK (the scheme's costs) must be defined"
 #endif
@@ -64,6 +76,14 @@ __device__ __forceinline__ Cell out(int i, int j)
 {
     return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, ANY_MOVE, false};
 }
+
+#if LOWER > 0
+// A cell outside the computed set with the lower band's bound (units).
+__device__ __forceinline__ Cell bounded(int units)
+{
+    return {__dmul_rn(__int2double_rn(units), 1.0 / LOWER_UNITS), INF, 0ull, ANY_MOVE, false};
+}
+#endif
 
 __device__ __forceinline__ u64 diag_step(u64 p, bool eq)
 {
@@ -137,6 +157,12 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 {
     __shared__ double s_subst[16];
     if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
+#if LOWER > WIDTH
+    __shared__ int s_low[16];  // the lower band's substitutions (the scheme's lower_weights)
+    if (threadIdx.x < 16)
+        s_low[threadIdx.x] = (int)floor(__dmul_rn(__dmul_rn(subst[threadIdx.x], LOWER_SHRINK),
+                                                  (double)LOWER_UNITS));
+#endif
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
@@ -152,20 +178,58 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
     }
     Cell last_col = row0(lb);  // the latest cell of column lb
+#if LOWER > WIDTH
+    int low[LOW_SLOTS];  // row i - 1's lower band, then row i's
+#pragma unroll
+    for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_BORDER_GAP * max(s - LOWER, 0);
+    Cell low_col = bounded(LOWER_BORDER_GAP * (lb - 1));  // the bound at (i, lb - 1)
+#endif
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
         const double* subst_a = s_subst + 4 * a;
+#if LOWER > WIDTH
+        // (i - 1, i + WIDTH), above the band's last slot, before row i overwrites it
+        const Cell low_up = bounded(low[LOWER + WIDTH + 1]);
+        const Cell low_diag_col = low_col;  // (i - 1, lb - 1)
+        low_col = out(i, lb - 1);
+        const int* low_a = s_low + 4 * a;
+#pragma unroll
+        for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
+            const int j = i + s - LOWER;
+            if (j == 0) {
+                low[s] = LOWER_BORDER_GAP * i;
+            } else if (j > 0 && j < lb) {
+                const int up = s + 1 < LOW_SLOTS ? low[s + 1]
+                               : (i == 1 ? LOWER_BORDER_GAP * j : LOWER_LEAST_GAP * (LOWER + 1));
+                const int l = s > 0 ? low[s - 1]
+                              : (j == 1 ? LOWER_BORDER_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
+                low[s] = min(min(low[s] + low_a[B[j - 1]], l + LOWER_LEAST_GAP),
+                             up + LOWER_LEAST_GAP);
+                if (j == lb - 1) low_col = bounded(low[s]);
+            }
+        }
+#endif
         // left of the band's first cell
         const int j_left = i - WIDTH - 1;
+#if LOWER > WIDTH
+        Cell left = j_left == 0 ? col0(i)
+                    : (j_left > 0 ? bounded(low[LOWER - WIDTH - 1]) : band[0]);
+#else
         Cell left = j_left == 0 ? col0(i) : (j_left > 0 ? out(i, j_left) : band[0]);
+#endif
 #pragma unroll
         for (int t = 0; t < SLOTS; t++) {
             const int j = i + t - WIDTH;
             if (j == 0) {
                 band[t] = col0(i);
             } else if (j > 0 && j <= lb) {
+#if LOWER > WIDTH
+                const Cell up = t + 1 < SLOTS ? band[t + 1]
+                                : (j == lb ? last_col : (i == 1 ? row0(j) : low_up));
+#else
                 const Cell up = t + 1 < SLOTS ? band[t + 1]
                                 : (j == lb ? last_col : (i == 1 ? row0(j) : out(i - 1, j)));
+#endif
                 const Cell l = t > 0 ? band[t - 1] : left;
                 const int b = B[j - 1];
                 const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;
@@ -178,9 +242,15 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         if (abs(lb - i) > WIDTH) {  // column lb outside the band
             const int b = B[lb - 1];
             const int prev_b = lb > 1 ? B[lb - 2] : NO_LETTER;
+#if LOWER > WIDTH
+            const Cell l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
+                           : (lb - 1 == 0 ? col0(i) : low_col);
+            const Cell d = i == 1 ? row0(lb - 1) : (lb - 1 == 0 ? col0(i - 1) : low_diag_col);
+#else
             const Cell l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
                            : (lb - 1 == 0 ? col0(i) : out(i, lb - 1));
             const Cell d = i == 1 ? row0(lb - 1) : (lb - 1 == 0 ? col0(i - 1) : out(i - 1, lb - 1));
+#endif
             last_col = cell(a, b, prev_b, subst_a, 1.0, 0.0, 1ull, 0ull, d, l, last_col);
         }
     }
@@ -188,6 +258,11 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     Cell prev[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
+#if LOWER > WIDTH
+    int low_last[LOW_SLOTS];  // row la - 1's lower band
+#pragma unroll
+    for (int s = 0; s < LOW_SLOTS; s++) low_last[s] = low[s];
+#endif
     const int i = la;
     const int a = A[i - 1];
     const double* subst_a = s_subst + 4 * a;
@@ -199,6 +274,9 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         if (la == 1) up = row0(j);
         else if (j == lb) up = last_col;
         else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
+#if LOWER > WIDTH
+        else if (o >= -LOWER && o <= LOWER) up = bounded(low_last[o + LOWER]);
+#endif
         else up = out(la - 1, j);
         const int b = B[j - 1];
         const int prev_b = j > 1 ? B[j - 2] : NO_LETTER;

@@ -341,8 +341,9 @@ def test_qgram_bitsets_fill_the_backends_memory():
 
 
 @pytest.mark.parametrize("cost", [0.0, 1e9])
-def test_pruner_whichever_stages_pay(cost):
+def test_pruner_whichever_stages_pay(cost, monkeypatch):
     """Stages that always pay and stages that never do (on the sample): the same pairs."""
+    monkeypatch.setattr(prune, "BAND_SHARED", 0.0)  # bands for every pair left
     backend = dataclasses.replace(CPU, upper_cost={2: cost, 8: cost},
                                   band_cost={4: cost, 16: cost})
     seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
@@ -356,6 +357,23 @@ def test_pruner_whichever_stages_pay(cost):
         assert stats["band 4"] > sample
         # the wide band only on the suspects that the narrow one left
         assert sample < stats["upper 2"] and 0 < stats["upper 8"] < stats["upper 2"]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.8, 2.0])
+def test_bands_run_on_the_pairs_likely_to_certify(share, monkeypatch):
+    """Bands only for the pairs left that share at least BAND_SHARED of the shorter
+    sequence's q-gram positions (none at 2.0, all at 0.0): the same pairs and values."""
+    monkeypatch.setattr(prune, "BAND_SHARED", share)
+    seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
+    backend = dataclasses.replace(CPU, band_cost={4: 0.0})
+    stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
+    left = stats["pairs"] - stats["qgrams"]  # the pairs past the counting filter
+    if share == 0.0:
+        assert stats["band 4"] == left
+    elif share == 2.0:
+        assert stats["band 4"] == 0
+    else:
+        assert 0 < stats["band 4"] < left
 
 
 def community(seed, taxa, per_taxon, length, divergence):

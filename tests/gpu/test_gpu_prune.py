@@ -33,19 +33,21 @@ def sets():
 
 @pytest.mark.parametrize("scheme", [SEQDIST, TIES, ODD], ids=["seqdist", "ties", "odd"])
 def test_band_kernel_is_the_cpu_kernel(scheme):
+    from seqpairs.backends.gpu.band import BANDS
+
     gpu_backend = backends.select("gpu")
     for seqs in sets():
         pa, pb = all_pairs(seqs.n)
         cpu_band = CPU.seqdist_band(seqs.codes, seqs.offsets, scheme)
         gpu_band = gpu_backend.seqdist_band(seqs.codes, seqs.offsets, scheme)
-        for width in gpu_backend.band_cost:
-            want = cpu_band(pa, pb, width)
-            got = gpu_band(pa, pb, width)
+        for width, lower in BANDS:
+            want = cpu_band(pa, pb, width, lower)
+            got = gpu_band(pa, pb, width, lower)
             exact = want[0]
-            assert np.array_equal(got[0], exact), width
-            assert same(got[1], want[1]) and same(got[6], want[6]), width
+            assert np.array_equal(got[0], exact), (width, lower)
+            assert same(got[1], want[1]) and same(got[6], want[6]), (width, lower)
             for g, w in zip(got[2:6], want[2:6]):
-                assert np.array_equal(g[exact], w[exact]), width
+                assert np.array_equal(g[exact], w[exact]), (width, lower)
 
 
 @pytest.mark.parametrize("scheme", [SEQDIST, TIES, ODD], ids=["seqdist", "ties", "odd"])

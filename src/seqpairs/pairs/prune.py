@@ -33,6 +33,12 @@ IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter c
 # others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
 # smaller ones run everything).
 SAMPLE, MIN_SAMPLE = 64, 16
+# Bands run on the pairs left whose shared q-gram positions are at least this share of the
+# shorter sequence's: of a 16S-like community's pairs that the counting filter leaves (half
+# of them kept), those are 57%, 93% of them kept, and hold 99% of the kept pairs
+# (benchmarks/RESULTS.md, "A lower band for the certificate"); the others rarely certify and go to the full
+# kernel at once. Which pairs run a band changes no value.
+BAND_SHARED = 0.8
 
 
 def qgram_bits(n: int, memory: int, q: int = Q) -> int:
@@ -210,6 +216,9 @@ class Pruner:
         self.stats["qgrams"] += n - len(pending)
         found = []  # (positions, values) of exact pairs
         widths = list(self.band_cost)
+        # bands only where a certificate is likely (the others to the full kernel at once)
+        likely = shared[pending] >= BAND_SHARED * xp.maximum(shortest[pending] - Q + 1, 1)
+        unlikely, pending = pending[~likely], pending[likely]
         if len(pending) >= SAMPLE * MIN_SAMPLE:
             # every band on a sample; on the other pairs only the bands that paid there
             # (the values are the same whichever bands run)
@@ -222,6 +231,7 @@ class Pruner:
             pending = xp.concatenate((left, pending))
         else:
             pending, _ = self._bands(i, j, pending, widths, shared, shortest, total, found)
+        pending = xp.concatenate((pending, unlikely))
         if len(pending):
             self.stats["full"] += len(pending)
             positions, *values = self.rest(i[pending], j[pending])

@@ -2,11 +2,15 @@
 every SeqDist kernel follows bit for bit (backends/cpu/seqdist.py, gpu_kernels/seqdist.cu)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..errors import UserError
 from .alphabet import DNA
 from .scheme import Scheme, subst_rows
+
+# The lower band's units (SeqDistScheme.lower_weights).
+LOWER_UNITS, LOWER_SHRINK = 64, 1.0 - 2.0**-30
 
 # AmpliconNoise's Data/Tran.dat by letter pair (symmetric, 0 on the diagonal); the
 # spec's table is indexed A, C, T, G, the scheme's subst in the one encoding's order.
@@ -67,6 +71,18 @@ class SeqDistScheme(Scheme):
         rounding of the recurrence's sums can fall below, whatever the costs (the banded
         kernels' bound outside the band)."""
         return self.cheapest_gap * (1.0 - 2.0**-40)
+
+    @property
+    def lower_weights(self) -> tuple:
+        """The banded kernels' lower band's weights (docs/pruning.md) in integer units of
+        1 / LOWER_UNITS, each cost scaled down by LOWER_SHRINK and rounded down:
+        (substitutions as rows of subst, (a border letter's gap, the cheapest paid gap))
+        whose sums are exact and stay below the recurrence's, whatever its rounding
+        (paths of at most 2 x limits.MAX_LENGTH moves: relatively under 2^-38)."""
+        def units(cost):
+            return math.floor(cost * LOWER_SHRINK * LOWER_UNITS)
+        return (tuple(tuple(units(c) for c in row) for row in self.subst),
+                (units(self.gap), units(self.cheapest_gap)))
 
     @property
     def cheapest_edit(self) -> float:

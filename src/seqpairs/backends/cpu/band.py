@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
 from ..common import unpack
 from .batch import pair_kernel
@@ -30,15 +31,25 @@ ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
-def _lower(lw, r, i, j, lower, gap, gap_bound):
-    """The lower band's bound at cell (i, j) (i < la, j < lb) from row buffer r: its value
-    within half-width `lower`, the borders' exact costs, else gap_bound per diagonal away."""
+def _lower_units(lw, r, i, j, lower, border_gap, least_gap):
+    """The lower band's bound at cell (i, j) in units: its value within half-width
+    `lower` (row buffer r), the borders' (border_gap a letter), else least_gap per
+    diagonal away."""
     if i == 0:
-        return gap * j
+        return border_gap * j
     if j == 0:
-        return gap * i
+        return border_gap * i
     if abs(j - i) <= lower:
         return lw[r, j]
+    return least_gap * abs(i - j)
+
+
+@njit(inline="always")
+def _lower(lw, r, i, j, lower, gap_bound):
+    """The bound the band takes at an outside cell (i, j) (0 < i < la, 0 < j < lb): the
+    lower band's within half-width `lower`, else gap_bound per diagonal away."""
+    if abs(j - i) <= lower:
+        return lw[r, j] / LOWER_UNITS
     return gap_bound * abs(i - j)
 
 
@@ -48,8 +59,8 @@ def _neighbour(h, x, p, m, u, lw, r, i, j, la, lb, width, lower, gap, gap_bound)
     band's bound, any move)."""
     if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
         return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
-    return (_lower(lw, r, i, j, lower, gap, gap_bound), False, np.int64(0),
-            np.int8(ANY_MOVE), INF)
+    return (_lower(lw, r, i, j, lower, gap_bound), False, np.int64(0), np.int8(ANY_MOVE),
+            INF)
 
 
 @njit(inline="always")
@@ -103,19 +114,21 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
 
 
 @njit(nogil=True, cache=True)
-def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, lower, h,
-              x, p, m, u, lw):
+def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, lower,
+              lower_subst, lower_gaps, h, x, p, m, u, lw):
     """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
 
     gap_bound: the scheme's cheapest_gap_shrunk. lower: the half-width of the lower band
-    whose bounds the cells outside the band take (<= width: none). h, u, lw (float64), x
-    (bool), p (int64), m (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape
-    (2, >= lb + 1).
+    whose bounds the cells outside the band take (<= width: none), with lower_subst and
+    lower_gaps its weights (lower_weights). h, u (float64), lw (int64), x (bool), p
+    (int64), m (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape (2, >= lb +
+    1).
     Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
     kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
     an upper bound on it.
     """
-    cheapest = min(gap, homopolymer_gap)
+    # the lower band's weights in units, rounded down (lower_weights)
+    border_gap, least_gap = lower_gaps
     for j in range(lb + 1):
         h[0, j] = u[0, j] = gap * j
         x[0, j] = True
@@ -127,12 +140,13 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         subst_a = subst[a]
         last_row = i == la
         if not last_row and lower > width:  # the lower band's row: paid gaps at their cheapest
+            subst_lo = lower_subst[a]
             for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
                 lw[cur, j] = min(
-                    _lower(lw, prv, i - 1, j - 1, lower, gap, gap_bound)
-                    + subst_a[codes[sb + j - 1]],
-                    _lower(lw, cur, i, j - 1, lower, gap, gap_bound) + cheapest,
-                    _lower(lw, prv, i - 1, j, lower, gap, gap_bound) + cheapest)
+                    _lower_units(lw, prv, i - 1, j - 1, lower, border_gap, least_gap)
+                    + subst_lo[codes[sb + j - 1]],
+                    _lower_units(lw, cur, i, j - 1, lower, border_gap, least_gap) + least_gap,
+                    _lower_units(lw, prv, i - 1, j, lower, border_gap, least_gap) + least_gap)
         gap_row = 0.0 if last_row else 1.0
         inc_row = 0 if last_row else 1
         h[cur, 0] = u[cur, 0] = gap * i
@@ -163,7 +177,7 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
 
 @njit(parallel=True, nogil=True, cache=True)
 def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                exact, cost, packed, upper, max_len, chunk):
+                lower_subst, lower_gaps, exact, cost, packed, upper, max_len, chunk):
     n = pa.shape[0]
     nchunks = (n + chunk - 1) // chunk
     for c in prange(nchunks):
@@ -172,13 +186,13 @@ def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, 
         x = np.empty((2, max_len + 1), dtype=np.bool_)
         p = np.empty((2, max_len + 1), dtype=np.int64)
         m = np.empty((2, max_len + 1), dtype=np.int8)
-        lw = np.empty((2, max_len + 1), dtype=np.float64)
+        lw = np.empty((2, max_len + 1), dtype=np.int64)
         for k in range(c * chunk, min(n, (c + 1) * chunk)):
             s, t = pa[k], pb[k]
             exact[k], cost[k], packed[k], upper[k] = band_pair(
                 codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
                 offsets[t + 1] - offsets[t], subst, gap, homopolymer_gap, gap_bound, width,
-                lower, h, x, p, m, u, lw)
+                lower, lower_subst, lower_gaps, h, x, p, m, u, lw)
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
@@ -187,10 +201,14 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
     leading (int32, the full kernel's where exact) and upper (float64, an upper bound on
     the cost)."""
 
+    lower_subst, lower_gaps = scheme.lower_weights
+    lower_subst = np.array(lower_subst, dtype=np.int64)
+
     def align(pa, pb, width, lower=0):
         return pair_kernel(codes, offsets, threads, _band_batch,
                            (scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
-                            scheme.cheapest_gap_shrunk, width, lower),
+                            scheme.cheapest_gap_shrunk, width, lower, lower_subst,
+                            lower_gaps),
                            (np.bool_, np.float64, np.int64, np.float64),
                            lambda exact, cost, packed, upper: (exact, cost, *unpack(packed),
                                                                 upper))(pa, pb)

@@ -35,6 +35,7 @@ def backend(device: int = 0) -> Backend:
         seqdist_upper=band.upper,
         qgram_shared=qgrams.counter,
         band_cost=band.COST,
+        band_lower=band.LOWER,
         upper_cost=band.UPPER_COST,
         qgram_memory=qgrams.MEMORY,
         screen_cost=seqdist.SCREEN_COST,

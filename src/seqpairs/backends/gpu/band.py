@@ -9,15 +9,21 @@ from .kernels import BLOCK, VARIANTS, seqdist_defines
 from .launch import PAIR_BYTES, check_written, device_pairs, free_bytes, in_runs
 
 # Half-widths of the band the GPU runs: one compiled variant each (kernels.VARIANTS).
-WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
-               if name.startswith("seqdist_band_"))
+# (half-width, lower band's half-width or 0) -> the compiled variant
+BANDS = {(int(w), int(lower[0]) if lower else 0): name for name in VARIANTS
+         if name.startswith("seqdist_band_")
+         for w, *lower in [name.removeprefix("seqdist_band_").split("_")]}
+WIDTHS = tuple(sorted({w for w, _ in BANDS}))
 UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
                      if name.startswith("seqdist_upper_"))
 # What a band cell costs against a cell of the screen that aligns the rest, and an upper
 # bound's cell likewise: `bench_upper.py --kernels` on an H100 (benchmarks/RESULTS.md,
-# "The pruning kernels' costs"): the band 109 and 99 G cells/s, the upper bounds 844 and
-# 922, the screen 851.
-COST = {8: 7.8, 12: 8.6}
+# "The pruning kernels' costs"): the band 12 (99 G cells/s), the upper bounds 844 and 922,
+# the screen 851. The band of 8 runs with a lower band of 24 (it certifies most kept
+# pairs: docs/pruning.md), its cost estimated from the instructions a row against the
+# band alone (4,702 against 3,058, alone 7.8): to be measured.
+COST = {8: 12.0, 12: 8.6}
+LOWER = {8: 24}
 UPPER_COST = {4: 1.0, 8: 0.9}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
@@ -33,7 +39,7 @@ def runs(count: int, per_item: int, launch, what: str):
 def aligner(codes, offsets, scheme, threads=None):
     """The contract's seqdist_band kernel on the current GPU: (pa, pb, width, lower=0) -> exact,
     cost, length, matches, aligned, leading, upper (device arrays for device inputs, host
-    arrays for host inputs); width one of WIDTHS. `threads` is the CPU's and ignored."""
+    arrays for host inputs); (width, lower) one of BANDS. `threads` is the CPU's and ignored."""
     import cupy
 
     check_lengths(offsets)
@@ -42,10 +48,11 @@ def aligner(codes, offsets, scheme, threads=None):
     defines = seqdist_defines(scheme)
 
     def align(pa, pb, width, lower=0):
-        if width not in WIDTHS or lower > width:
-            raise ValueError(f"the GPU band has half-widths {WIDTHS} without a lower band, "
-                             f"not {width} with {lower}")
-        kernel = VARIANTS[f"seqdist_band_{width}"].with_defines(**defines).function_handle()
+        name = BANDS.get((width, lower if lower > width else 0))
+        if name is None:
+            raise ValueError(f"the GPU band has (half-width, lower band) {sorted(BANDS)}, "
+                             f"not ({width}, {lower})")
+        kernel = VARIANTS[name].with_defines(**defines).function_handle()
         pa, pb, on_host = device_pairs(pa, pb)
 
         def launch(start, stop):

@@ -18,6 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from ...scoring import get as scheme
+from ...scoring.seqdist import LOWER_SHRINK, LOWER_UNITS
 
 BLOCK = 128  # threads per block of the one-thread-per-pair kernels
 
@@ -57,10 +58,14 @@ class Variant:
 
 def seqdist_defines(seqdist_scheme) -> dict:
     """The gap costs of a SeqDistScheme as seqdist.cu's and band.cu's defines (repr: the
-    exact double), with the banded kernel's lower bound per gap."""
+    exact double), with the banded kernel's lower bound per gap and its lower band's
+    weights (the scheme's lower_weights: its gaps, and what makes its substitutions)."""
+    border_gap, least_gap = seqdist_scheme.lower_weights[1]
     return {"gap": repr(seqdist_scheme.gap),
             "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap),
-            "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk)}
+            "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk),
+            "lower_border_gap": border_gap, "lower_least_gap": least_gap,
+            "lower_shrink": repr(LOWER_SHRINK), "lower_units": LOWER_UNITS}
 
 
 # Strips and register caps: the best measured on an H100 (benchmarks/RESULTS.md).
@@ -68,9 +73,11 @@ VARIANTS = {
     "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
     "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
     # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
-    # and the q-gram counts
+    # alone and with a lower band (seqdist_band_W_LOWER), and the q-gram counts
     "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}),
     "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
+    "seqdist_band_8_24": Variant("band.cu", "seqdist_band", {"WIDTH": 8, "LOWER": 24}),
+    "seqdist_band_12_32": Variant("band.cu", "seqdist_band", {"WIDTH": 12, "LOWER": 32}),
     "seqdist_upper_4": Variant("band.cu", "seqdist_upper", {"WIDTH": 4}),
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
