@@ -17,12 +17,10 @@ WIDTHS = tuple(sorted({w for w, _ in BANDS}))
 UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
                      if name.startswith("seqdist_upper_"))
 # What a band cell costs against a cell of the screen that aligns the rest, and an upper
-# bound's cell likewise: `bench_upper.py --kernels` on an H100 (benchmarks/RESULTS.md,
-# "The pruning kernels' costs"): the band 12 (99 G cells/s), the upper bounds 844 and 922,
-# the screen 851. The band of 8 runs with a lower band of 24 (it certifies most kept
-# pairs: docs/pruning.md), its cost estimated from the instructions a row against the
-# band alone (4,702 against 3,058, alone 7.8): to be measured.
-COST = {8: 12.0, 12: 8.6}
+# bound's cell likewise: `bench_upper.py --kernels` (benchmarks/RESULTS.md, "The pruning
+# kernels' costs"; the band of 8 with its lower band of 24, which certifies most kept
+# pairs (docs/pruning.md): "The GPU's lower band", 14.7 screen cells on an H200).
+COST = {8: 14.7, 12: 8.6}
 LOWER = {8: 24}
 UPPER_COST = {4: 1.0, 8: 0.9}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
