@@ -5,15 +5,19 @@ after, so the kernels do not overlap the host's work as they do in a plain run).
 
     python benchmarks/profile_distance.py [--backend gpu] [--log2n 14]
 
-Prints per kernel family its calls, pairs and seconds, then the rest of the stage (pair
-indices, the pruner's tests and compaction, transfers) and the whole; a warm-up run on
-2^10 reads compiles first.
+Prints per kernel family its calls, pairs and seconds, the wait before each kernel for the
+device work queued by the host since the last one (the pruner's tests and compaction on
+the device), then the rest of the stage (pair indices, Python, transfers) and the whole;
+a warm-up run on 2^10 reads compiles first. --cprofile N: the N functions with the most
+time of their own (cProfile), the host's side of the rest.
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import logging
+import pstats
 import sys
 import time
 from collections import defaultdict
@@ -26,6 +30,7 @@ from seeds.common import header  # noqa: E402
 from seqpairs import backends, scoring  # noqa: E402
 
 FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_band", "seqdist_screen", "seqdist")
+QUEUED = "device work queued by the host"
 
 
 def timed_backend(backend, totals):
@@ -42,8 +47,11 @@ def timed_backend(backend, totals):
             kernel = factory(*args, **kwargs)
 
             def call(pa, pb, *rest):
+                waited = time.perf_counter()
                 sync()
                 start = time.perf_counter()
+                totals[QUEUED][0] += 1
+                totals[QUEUED][2] += start - waited
                 out = kernel(pa, pb, *rest)
                 sync()
                 entry = totals[family]
@@ -63,6 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="gpu")
     parser.add_argument("--log2n", type=int, default=14)
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
+                        help="print the N functions with the most time of their own")
     args = parser.parse_args()
     logging.getLogger("seqpairs").setLevel(logging.INFO)
     header("Where the distance stage's time goes (benchmarks/profile_distance.py)")
@@ -71,13 +81,20 @@ def main() -> None:
     sets = read_sets(scheme, args.log2n)
     run(sets[10], plain, scheme)  # compiles
     totals = defaultdict(lambda: [0, 0, 0.0])
+    profile = cProfile.Profile() if args.cprofile else None
+    if profile:
+        profile.enable()
     seconds, pruning, edges = run(sets[args.log2n], timed_backend(plain, totals), scheme)
+    if profile:
+        profile.disable()
     print(f"2^{args.log2n}\t{seconds:.2f} s\t{len(edges)} kept\t{pruning}")
     print("family\tcalls\tpairs\tseconds\tshare")
     for family, (calls, pairs, spent) in totals.items():
         print(f"{family}\t{calls}\t{pairs}\t{spent:.2f}\t{spent / seconds:.3f}")
     rest = seconds - sum(spent for _, _, spent in totals.values())
     print(f"the rest\t\t\t{rest:.2f}\t{rest / seconds:.3f}")
+    if profile:
+        pstats.Stats(profile, stream=sys.stdout).sort_stats("tottime").print_stats(args.cprofile)
 
 
 if __name__ == "__main__":
