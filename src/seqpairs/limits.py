@@ -8,7 +8,7 @@ them while it plans."""
 MAX_LENGTH = 16383
 MAX_BIN_WIDTH = MAX_LENGTH  # a bin that wide holds every length the kernels take
 MAX_SHARDS = 1024  # jobs of one edge list, each planned by Snakemake (1,024: a 3 s dry run)
-MAX_TILE_PAIRS = 4_000_000  # a tile's pairs are built at once; the GPU aligns ~4M a launch
+MAX_TILE_PAIRS = 4_000_000  # a tile's pairs are built at once
 MAX_SHUFFLES = 100_000  # the scale of the Gumbel fit is then known to 0.25%
 MAX_SEED = 2**64 - 1  # the shuffles' RNG key is 64 bits
 MIN_RESOLUTION = 1e-4  # SeqDist distances are <= 15 (a gap column): <= 150,000 .list lines

@@ -55,7 +55,7 @@ def batches(tiles, pairs_per_batch: int):
 def steps(cells, most: float, to_host=np.asarray):
     """(start, stop) of consecutive runs of pairs whose cells (per pair; to_host brings
     them to NumPy) add up to at most `most` each, with at least one pair a run. Without a
-    limit, one run and the cells stay where they are (a GPU batch's 4 M would take a
+    limit, one run and the cells stay where they are (a GPU batch's 16 M would take a
     transfer and a cumulative sum on the host for nothing)."""
     if most == math.inf:
         yield 0, len(cells)
