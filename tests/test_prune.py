@@ -279,11 +279,11 @@ CASES = [  # (max_distance, candidate identity, iddef)
     (0.1, 0.97, 0), (0.1, 0.97, 1), (0.05, 0.99, 3), (0.0, None, 2), (8.0, 0.5, 2)]
 
 
-def check_pruner(seqs, scheme, max_distance, identity, iddef, backend=CPU, **options):
+def check_pruner(seqs, scheme, max_distance, identity, iddef, backend=CPU):
     """The pruner's pairs and values against the full kernel's; returns its stats."""
     pa, pb = all_pairs(seqs.n)
     keep, full = kept_by_full(seqs, scheme, max_distance, identity, iddef, pa, pb)
-    pruner = prune.Pruner(backend, seqs, scheme, None, max_distance, identity, iddef, **options)
+    pruner = prune.Pruner(backend, seqs, scheme, None, max_distance, identity, iddef)
     positions, *values = pruner(pa, pb)
     assert np.all(np.diff(positions) > 0)
     assert np.all(np.isin(np.nonzero(keep)[0], positions))  # no kept pair lost
@@ -302,7 +302,7 @@ def test_pruner_with_folded_qgrams_and_other_widths(monkeypatch):
     monkeypatch.setattr(prune, "qgram_bits", lambda n, memory: 8)  # many collisions
     for widths in ((), (0,), (3, 7, 12)):
         check_pruner(sequence_set(adversarial(6)), SEQDIST, 0.1, 0.97, 2,
-                     band_cost=dict.fromkeys(widths, 1.0))
+                     backend=dataclasses.replace(CPU, band_cost=dict.fromkeys(widths, 1.0)))
 
 
 @pytest.mark.parametrize("max_distance,identity,iddef", CASES[:4])

@@ -90,7 +90,7 @@ class Pruner:
     leading of those pairs), the same values as the backend's full seqdist kernel."""
 
     def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
-                 iddef, band_cost=None, rest=None):
+                 iddef, rest=None):
         xp = backend.xp
         self.xp = xp
         self.lengths = xp.asarray(seqs.lengths)
@@ -109,7 +109,7 @@ class Pruner:
         self.bound_identity = candidate_identity is not None and iddef == IDDEF_WITH_BOUND
         self.cheapest_gap = scheme.cheapest_gap
         self.cheapest_edit = scheme.cheapest_edit
-        self.band_cost = backend.band_cost if band_cost is None else band_cost
+        self.band_cost = backend.band_cost
         self.band_lower = backend.band_lower
         self.upper_cost = backend.upper_cost
         self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
