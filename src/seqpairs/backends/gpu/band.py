@@ -19,7 +19,7 @@ UPPER_WIDTHS = tuple(int(name.rsplit("_", 1)[1]) for name in VARIANTS
 # What a band cell costs against a cell of the screen that aligns the rest, and an upper
 # bound's cell likewise: `bench_upper.py --kernels` (benchmarks/RESULTS.md, "The pruning
 # kernels' costs"; the band of 8 with its lower band of 24, which certifies most kept
-# pairs (docs/pruning.md): "The GPU's lower band", 14.7 screen cells on an H200).
+# pairs (docs/pruning.md): 14.7 screen cells on an H200, "The GPU's lower band measured").
 COST = {8: 14.7, 12: 8.6}
 LOWER = {8: 24}
 UPPER_COST = {4: 1.0, 8: 0.9}
