@@ -291,7 +291,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 }
 
 // seqdist_upper: an upper bound on the cost, the cheapest path through the same cells
-// with every paid gap at the dearer gap cost (backends/cpu/band.py: upper_pair).
+// with every paid gap at the dearer gap cost (backends/cpu/band.py: _upper_group).
 extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes,
                                          const long long* __restrict__ offsets,
                                          const long long* __restrict__ pa,

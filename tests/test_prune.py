@@ -11,6 +11,7 @@ import pytest
 from Bio import SeqIO
 
 from seqpairs import backends, scoring
+from seqpairs.backends.cpu import band as band_kernels
 from seqpairs.formats.fasta import SequenceSet
 from seqpairs.pairs import prune
 from seqpairs.pairs.identity import upper_bound
@@ -161,6 +162,30 @@ def test_upper_kernel_is_its_definition(scheme):
         want = [plain_upper(codes[x], codes[y], subst, scheme.gap, scheme.dearest_gap, width)
                 for x, y in zip(pa, pb)]
         assert same(upper(pa, pb, width), np.array(want)), width
+
+
+def test_upper_lanes_do_not_depend_on_their_group():
+    """The CPU kernel aligns pairs with A of one length in groups of LANES: each pair's
+    bound is the same alone (its group's other lanes repeat it) as among others of other
+    B lengths, on groups cut where A's length changes and every LANES pairs."""
+    rng = np.random.default_rng(11)
+    lengths = [30] * 90 + [31] * 5 + list(range(1, 40))
+    seqs = sequence_set(["".join(rng.choice(list("ACGT"), n)) for n in lengths])
+    pa = np.repeat(np.arange(95), 3)  # A of length 30 or 31, more than LANES pairs of 30
+    pb = rng.integers(0, seqs.n, len(pa))
+    upper = CPU.seqdist_upper(seqs.codes, seqs.offsets, SEQDIST)
+    for width in (0, 4, 8):
+        together = upper(pa, pb, width)
+        alone = np.array([upper(pa[k:k + 1], pb[k:k + 1], width)[0] for k in range(len(pa))])
+        assert same(together, alone), width
+    la = np.sort(seqs.lengths[pa])
+    starts = band_kernels.lane_groups(la)
+    assert starts[0] == 0 and starts[-1] == len(la)
+    sizes = np.diff(starts)
+    assert np.all(sizes <= band_kernels.LANES) and sizes.max() == band_kernels.LANES
+    assert all(la[a] == la[b - 1] for a, b in zip(starts[:-1], starts[1:]))
+    assert len(starts) - 1 == sum(-(-np.count_nonzero(la == v) // band_kernels.LANES)
+                                  for v in np.unique(la))
 
 
 def test_band_widens_monotonically():

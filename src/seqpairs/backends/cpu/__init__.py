@@ -33,9 +33,9 @@ BACKEND = Backend(
     # community reads (11.7, 12.4); a wider band costs more than the full alignment it
     # would spare
     band_cost={8: 12.0},
-    # an upper bound's cell (20,000 pairs of C005's reads, and of 400 bp community reads:
-    # 1.85 / 1.91 and 1.66 / 1.72); the narrow band proves 92% of what the wide one proves
-    # on the community at 58% of its cells
-    upper_cost={4: 1.9, 8: 1.7},
+    # an upper bound's cell, 64 pairs in lockstep (`bench_upper.py --backend cpu --kernels
+    # 100000`, 400 bp community reads, two runs: 1.09 / 1.02 and 0.84 / 0.80); the narrow
+    # band proves 92% of what the wide one proves on the community at 58% of its cells
+    upper_cost={4: 1.1, 8: 0.8},
     qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )

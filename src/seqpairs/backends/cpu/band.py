@@ -22,9 +22,9 @@ from numba import njit, prange
 
 from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
-from ..common import unpack
-from .batch import pair_kernel
-from .seqdist import LEN_ONE, START, _diag_step
+from ..common import check_lengths, unpack
+from .batch import pair_kernel, set_threads
+from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
 ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
@@ -217,83 +217,187 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
 
 
 @njit(inline="always")
-def _upper_of(u, r, i, j, la, lb, width):
-    """Upper bound at cell (i, j) from row buffer r: infinite outside the computed set."""
-    if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
-        return u[r, j]
-    return INF
+def _substitution(b, cost_0, cost_1, cost_2, cost_3):
+    """The cost against letter b of the four loaded (selects, no load in a branch)."""
+    low = cost_0 if b == 0 else cost_1
+    high = cost_2 if b == 2 else cost_3
+    return low if b < 2 else high
 
 
-@njit(nogil=True, cache=True)
-def upper_pair(codes, sa, la, sb, lb, subst, gap, dearest_gap, width, u):
-    """An upper bound on the SeqDist cost of A = codes[sa:sa+la] against B: the cheapest
-    path through the band, the last row and the last column with every paid gap at
-    dearest_gap (docs/pruning.md, section 2). u: float64 scratch (2, >= lb + 1).
+@njit(inline="always")
+def _least(a, b):
+    """The smaller of two costs (never NaN): a compare and a select, which LLVM vectorises."""
+    return b if b < a else a
 
-    The band's cells read their neighbours without a test: the cells just outside it
-    that they read hold INF (the one left of a row's band, the one right of the row
-    above's), and before the last row, which reads every column of the row above, that
-    row's cells outside the band do. Each cell is the minimum of the same three sums as
-    the cell-by-cell definition (tests/test_prune.py: plain_upper), so the same bits."""
-    for j in range(lb + 1):
-        u[0, j] = gap * j
-    if lb == 0:
-        return gap * la  # column 0, exact
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, even, odd,
+                 lanes):
+    """seqdist_upper of LANES pairs (pa, pb; fewer repeat the last) that share A's length
+    la, in lockstep (backends/cpu/seqdist._row's way: every lane loop branch-free, so
+    that LLVM vectorises it): an upper bound on the SeqDist cost, the cheapest path through
+    the band |j - i| <= width, the last row and the last column with every paid gap at
+    `dear`, the minimum of the same three sums as the cell-by-cell definition
+    (tests/test_prune.py: plain_upper), so the same bits.
+
+    A row's band is held by diagonal, slot t for j = i + t - width (t = 0 .. 2 width),
+    [t * LANES + lane], in `even` or `odd` by the row's parity (so that no lane loop
+    writes where it reads), `up` the cell above the band's last one; At and Bt hold the
+    letters [i * LANES + lane] (Bt's row 0: none). A slot whose column is beyond B keeps
+    its value, which nothing inside B reads; `last` is the last column's cell (i, lb),
+    computed in the band or, outside it, from the two neighbours that can be finite.
+    Scratch: At, Bt, even, odd and lanes."""
+    n = len(pa)
+    slots = 2 * width + 1
+    lb, sa, sb = lanes[0], lanes[1], lanes[2]
+    floats = lanes[3:].view(np.float64)
+    s0, s1, s2, s3, last, left, up = (floats[0], floats[1], floats[2], floats[3],
+                                      floats[4], floats[5], floats[6])
+    la = offsets[pa[0] + 1] - offsets[pa[0]]
+    cols = 0
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
+        cols = max(cols, lb[k])
+    for i in range(la):  # the letters transposed, a row of lanes at a time (gathers)
+        for k in range(LANES):
+            At[i * LANES + k] = codes[sa[k] + i]
+    Bt[:LANES] = 0
+    for j in range(cols):
+        for k in range(LANES):  # letters past a pair's end: its last one, never used
+            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    for t in range(slots):
+        for k in range(LANES):
+            j = t - width
+            even[t * LANES + k] = gap * j if 0 <= j <= lb[k] else INF
+    for k in range(LANES):
+        last[k] = gap * lb[k]
     for i in range(1, la):
-        cur, prv = i & 1, 1 - (i & 1)
-        subst_a = subst[codes[sa + i - 1]]
-        u[cur, 0] = gap * i
-        lo, hi = max(1, i - width), min(lb - 1, i + width)
-        if 1 <= lo - 1 <= lb - 1:
-            u[cur, lo - 1] = INF
-        left = u[cur, lo - 1]
-        for j in range(lo, hi + 1):
-            left = min(u[prv, j - 1] + subst_a[codes[sb + j - 1]], left + dearest_gap,
-                       u[prv, j] + dearest_gap)
-            u[cur, j] = left
-        if hi + 1 <= lb - 1:
-            u[cur, hi + 1] = INF
-        # the last column: its vertical moves are free
-        u[cur, lb] = min(_upper_of(u, prv, i - 1, lb - 1, la, lb, width)
-                         + subst_a[codes[sb + lb - 1]],
-                         _upper_of(u, cur, i, lb - 1, la, lb, width) + dearest_gap,
-                         u[prv, lb] + dearest_gap * 0.0)
+        for k in range(LANES):
+            letter = At[(i - 1) * LANES + k]
+            s0[k], s1[k], s2[k], s3[k] = (subst[letter, 0], subst[letter, 1],
+                                          subst[letter, 2], subst[letter, 3])
+            left[k] = gap * i if i - width - 1 == 0 else INF  # (i, i - width - 1)
+            top = i + width  # (i - 1, i + width), above the band's last cell
+            up[k] = last[k] if top == lb[k] else (gap * top if i == 1 else INF)
+        if i & 1:
+            _upper_row(i, width, cols, gap, dear, Bt, even, odd, lb, s0, s1, s2, s3, left,
+                       up, last)
+        else:
+            _upper_row(i, width, cols, gap, dear, Bt, odd, even, lb, s0, s1, s2, s3, left,
+                       up, last)
     # the last row, every column: its horizontal moves are free
-    i = la
-    cur, prv = i & 1, 1 - (i & 1)
-    if i > 1:
-        for j in range(1, lb):
-            if abs(j - (i - 1)) > width:
-                u[prv, j] = INF
-    subst_a = subst[codes[sa + i - 1]]
-    u[cur, 0] = gap * i
-    for j in range(1, lb + 1):
-        gap_col = 0.0 if j == lb else 1.0
-        u[cur, j] = min(u[prv, j - 1] + subst_a[codes[sb + j - 1]],
-                        u[cur, j - 1] + dearest_gap * 0.0, u[prv, j] + dearest_gap * gap_col)
-    return u[cur, lb]
+    band = odd if (la - 1) & 1 else even
+    for k in range(LANES):
+        letter = At[(la - 1) * LANES + k]
+        s0[k], s1[k], s2[k], s3[k] = (subst[letter, 0], subst[letter, 1],
+                                      subst[letter, 2], subst[letter, 3])
+        left[k] = gap * la
+        up[k] = 0.0 if la == 1 else gap * (la - 1)  # (la - 1, 0)
+    for j in range(1, cols + 1):
+        o = j - (la - 1)
+        inside = -width <= o <= width
+        slot = np.uint64((o + width) * LANES if inside else 0)
+        for k in range(LANES):
+            lane = np.uint64(k)
+            lbk = lb[lane]
+            b = Bt[np.uint64(j * LANES) + lane]
+            sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
+            cell, end, diag, beside = band[slot + lane], last[lane], up[lane], left[lane]
+            cell = cell if inside else INF
+            cell = gap * j if la == 1 else (end if j == lbk else cell)
+            at_end = j == lbk
+            value = _least(_least(diag + sub, beside + dear * 0.0),
+                           cell + dear * (0.0 if at_end else 1.0))
+            within = j <= lbk
+            left[lane] = value if within else beside
+            up[lane] = cell if within else diag
+    for k in range(min(n, LANES)):
+        out[k] = left[k]
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _upper_row(i, width, cols, gap, dear, Bt, above, band, lb, s0, s1, s2, s3, left, up,
+               last):
+    """Row i (1 .. la - 1) of _upper_group's band into `band` from the row `above`, every
+    lane; `left` holds the cell left of the band on entry, then of each slot in turn, `up`
+    the cell above the band's last one."""
+    for t in range(2 * width + 1):
+        j = i + t - width
+        letters = np.uint64(min(max(j, 0), cols) * LANES)
+        here, next_slot = np.uint64(t * LANES), np.uint64(min(t + 1, 2 * width) * LANES)
+        last_slot = t == 2 * width
+        for k in range(LANES):
+            lane = np.uint64(k)
+            lbk = lb[lane]
+            b = Bt[letters + lane]
+            sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
+            diag = above[here + lane]
+            at_end = j == lbk
+            # every load is unconditional (selects after), so that LLVM if-converts
+            beside, over, corner, before = (left[lane], above[next_slot + lane], up[lane],
+                                            last[lane])
+            over = corner if last_slot else over
+            value = _least(_least(diag + sub, beside + dear),
+                           over + dear * (0.0 if at_end else 1.0))
+            within = (j > 0) & (j <= lbk)
+            cell = gap * i if j == 0 else (value if within else diag)
+            band[here + lane] = cell
+            left[lane] = cell
+            last[lane] = value if at_end else before
+    end = np.uint64(2 * width * LANES)
+    for k in range(LANES):  # the last column outside the band: (i, lb)
+        lane = np.uint64(k)
+        lbk = lb[lane]
+        b = Bt[np.uint64(lbk * LANES) + lane]
+        sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
+        edge, before = band[end + lane], last[lane]
+        beside = edge if lbk - 1 - i == width else (gap * i if lbk == 1 else INF)
+        diag = gap * (lbk - 1) if i == 1 else (gap * (i - 1) if lbk == 1 else INF)
+        value = _least(_least(diag + sub, beside + dear), before + dear * 0.0)
+        last[lane] = value if (lbk - i > width) | (i - lbk > width) else before
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _upper_batch(codes, offsets, pa, pb, subst, gap, dearest_gap, width, upper, max_len,
-                 chunk):
-    n = pa.shape[0]
-    for c in prange((n + chunk - 1) // chunk):
-        u = np.empty((2, max_len + 1), dtype=np.float64)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            s, t = pa[k], pb[k]
-            upper[k] = upper_pair(codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
-                                  offsets[t + 1] - offsets[t], subst, gap, dearest_gap,
-                                  width, u)
+def _upper_batch(codes, offsets, pa, pb, subst, gap, dear, width, out, starts, max_len):
+    """_upper_group over the groups pa[starts[g]:starts[g + 1]]."""
+    for g in prange(len(starts) - 1):
+        At = np.empty(max_len * LANES, dtype=np.int64)
+        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+        even = np.empty((2 * width + 1) * LANES, dtype=np.float64)
+        odd = np.empty((2 * width + 1) * LANES, dtype=np.float64)
+        lanes = np.empty((10, LANES), dtype=np.int64)
+        first, stop = starts[g], starts[g + 1]
+        _upper_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gap, dear, width,
+                     out[first:stop], At, Bt, even, odd, lanes)
+
+
+def lane_groups(la: np.ndarray) -> np.ndarray:
+    """Starts of the groups of at most LANES consecutive pairs with A of one length (la
+    sorted), and the end."""
+    runs = np.flatnonzero(np.diff(la)) + 1
+    run_start = np.concatenate(([0], runs))[np.cumsum(np.isin(np.arange(len(la)), runs))]
+    starts = np.flatnonzero((np.arange(len(la)) - run_start) % LANES == 0)
+    return np.append(starts, len(la)).astype(np.int64)
 
 
 def upper(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist_upper kernel: (pa, pb, width) -> upper (float64), an upper
-    bound on each pair's cost."""
+    bound on each pair's cost. Pairs go through it LANES at a time, sorted by length."""
+    subst, lengths = scheme.matrix(), np.diff(offsets)
 
     def bound(pa, pb, width):
-        return pair_kernel(codes, offsets, threads, _upper_batch,
-                           (scheme.matrix(), scheme.gap, scheme.dearest_gap, width),
-                           (np.float64,), lambda values: values)(pa, pb)
+        pa = np.ascontiguousarray(pa, dtype=np.int64)
+        pb = np.ascontiguousarray(pb, dtype=np.int64)
+        upper = np.empty(len(pa))
+        if len(pa):
+            set_threads(threads)
+            order = np.lexsort((lengths[pb], lengths[pa]))
+            sorted_upper = np.empty(len(pa))
+            _upper_batch(codes, offsets, pa[order], pb[order], subst, scheme.gap,
+                         scheme.dearest_gap, width, sorted_upper,
+                         lane_groups(lengths[pa[order]]), check_lengths(offsets))
+            upper[order] = sorted_upper
+        return upper
 
     return bound
