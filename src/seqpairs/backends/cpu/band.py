@@ -218,7 +218,9 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
 
 @njit(inline="always")
 def _substitution(b, cost_0, cost_1, cost_2, cost_3):
-    """The cost against letter b of the four loaded (selects, no load in a branch)."""
+    """The cost against letter b of the four loaded (selects, no load in a branch).
+    seqdist._row writes the same select inline: through this helper its kernel ran 1.2x
+    slower (RESULTS.md, "The CPU's upper bounds in lockstep")."""
     low = cost_0 if b == 0 else cost_1
     high = cost_2 if b == 2 else cost_3
     return low if b < 2 else high
