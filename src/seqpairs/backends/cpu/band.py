@@ -377,10 +377,8 @@ def _upper_batch(codes, offsets, pa, pb, subst, gap, dear, width, out, starts, m
 def lane_groups(la: np.ndarray) -> np.ndarray:
     """Starts of the groups of at most LANES consecutive pairs with A of one length (la
     sorted), and the end."""
-    runs = np.flatnonzero(np.diff(la)) + 1
-    run_start = np.concatenate(([0], runs))[np.cumsum(np.isin(np.arange(len(la)), runs))]
-    starts = np.flatnonzero((np.arange(len(la)) - run_start) % LANES == 0)
-    return np.append(starts, len(la)).astype(np.int64)
+    in_run = np.arange(len(la)) - np.searchsorted(la, la)  # position in its length's run
+    return np.append(np.flatnonzero(in_run % LANES == 0), len(la)).astype(np.int64)
 
 
 def upper(codes, offsets, scheme, threads: int | None = None):
