@@ -19,15 +19,16 @@
 #endif
 #define SLOTS (2 * WIDTH + 1)
 // LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
-// recurrence with every paid gap at its cheapest: docs/pruning.md, section 2), computed
+// recurrence with every paid gap at the least it can cost there: the cheapest gap where
+// it may extend a homopolymer, else the plain gap; docs/pruning.md, section 2), computed
 // row by row beside the band in registers `low` (slot s = j - i + LOWER), in integer
-// units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_BORDER_GAP,
+// units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_PLAIN_GAP,
 // LOWER_LEAST_GAP and LOWER_SHRINK, which makes the substitutions, from the scheme).
 #ifndef LOWER
 #define LOWER 0
 #endif
-#if LOWER > 0 && !(defined(LOWER_BORDER_GAP) && defined(LOWER_LEAST_GAP) && defined(LOWER_SHRINK) && defined(LOWER_UNITS))
-#error "a lower band needs LOWER_BORDER_GAP, LOWER_LEAST_GAP, LOWER_SHRINK and LOWER_UNITS"
+#if LOWER > 0 && !(defined(LOWER_PLAIN_GAP) && defined(LOWER_LEAST_GAP) && defined(LOWER_SHRINK) && defined(LOWER_UNITS))
+#error "a lower band needs LOWER_PLAIN_GAP, LOWER_LEAST_GAP, LOWER_SHRINK and LOWER_UNITS"
 #endif
 #define LOW_SLOTS (2 * LOWER + 1)
 #if !defined(GAP) || !defined(HOMOPOLYMER_GAP) || !defined(CHEAPEST_GAP_SHRUNK)
@@ -181,8 +182,8 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 #if LOWER > WIDTH
     int low[LOW_SLOTS];  // row i - 1's lower band, then row i's
 #pragma unroll
-    for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_BORDER_GAP * max(s - LOWER, 0);
-    Cell low_col = bounded(LOWER_BORDER_GAP * (lb - 1));  // the bound at (i, lb - 1)
+    for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_PLAIN_GAP * max(s - LOWER, 0);
+    Cell low_col = bounded(LOWER_PLAIN_GAP * (lb - 1));  // the bound at (i, lb - 1)
 #endif
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
@@ -197,14 +198,17 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
             const int j = i + s - LOWER;
             if (j == 0) {
-                low[s] = LOWER_BORDER_GAP * i;
+                low[s] = LOWER_PLAIN_GAP * i;
             } else if (j > 0 && j < lb) {
                 const int up = s + 1 < LOW_SLOTS ? low[s + 1]
-                               : (i == 1 ? LOWER_BORDER_GAP * j : LOWER_LEAST_GAP * (LOWER + 1));
+                               : (i == 1 ? LOWER_PLAIN_GAP * j : LOWER_LEAST_GAP * (LOWER + 1));
                 const int l = s > 0 ? low[s - 1]
-                              : (j == 1 ? LOWER_BORDER_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
-                low[s] = min(min(low[s] + low_a[B[j - 1]], l + LOWER_LEAST_GAP),
-                             up + LOWER_LEAST_GAP);
+                              : (j == 1 ? LOWER_PLAIN_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
+                const int b = B[j - 1];
+                // a gap extends a homopolymer only if B[j-1] is A[i-1] or B[j-2]
+                const int gap = b == a || (j > 1 && b == B[j - 2]) ? LOWER_LEAST_GAP
+                                                                    : LOWER_PLAIN_GAP;
+                low[s] = min(min(low[s] + low_a[b], l + gap), up + gap);
                 if (j == lb - 1) low_col = bounded(low[s]);
             }
         }

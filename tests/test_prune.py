@@ -248,6 +248,26 @@ def test_a_lower_band_certifies_reads_two_percent_apart():
             assert np.array_equal(got[exact], want[exact])
 
 
+def test_the_lower_band_pays_the_plain_gap_where_no_homopolymer_can_be_extended():
+    """The lower band's gaps cost the plain gap where B[j-1] is neither A[i-1] nor B[j-2]
+    (docs/pruning.md, section 2). Of a community's pairs kept by the identity test alone,
+    the band of 8 with a lower band of 24 then certifies 96%; with the cheapest gap
+    everywhere, 45%."""
+    seqs = sequence_set(community(3, 16, 12, 400, 0.05))
+    pa, pb = all_pairs(seqs.n)
+    full = CPU.seqdist(seqs.codes, seqs.offsets, SEQDIST)(pa, pb)
+    cost, length, matches, aligned = full[:4]
+    identity_only = (cost / length > 0.1) & (matches >= 0.97 * aligned)
+    assert identity_only.sum() > 500
+    pa, pb = pa[identity_only], pb[identity_only]
+    exact, got, *counts, upper = CPU.seqdist_band(seqs.codes, seqs.offsets, SEQDIST)(
+        pa, pb, 8, 24)
+    assert exact.mean() > 0.9
+    assert same(got[exact], cost[identity_only][exact])
+    for got_count, want in zip(counts, full[1:]):
+        assert np.array_equal(got_count[exact], want[identity_only][exact])
+
+
 def qgram_positions(a: str, b: str, q: int) -> int:
     """Positions of a whose q-gram occurs in b (plainly)."""
     grams = {b[k:k + q] for k in range(len(b) - q + 1)}

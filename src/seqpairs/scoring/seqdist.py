@@ -76,9 +76,10 @@ class SeqDistScheme(Scheme):
     def lower_weights(self) -> tuple:
         """The banded kernels' lower band's weights (docs/pruning.md) in integer units of
         1 / LOWER_UNITS, each cost scaled down by LOWER_SHRINK and rounded down:
-        (substitutions as rows of subst, (a border letter's gap, the cheapest paid gap))
-        whose sums are exact and stay below the recurrence's, whatever its rounding
-        (paths of at most 2 x limits.MAX_LENGTH moves: relatively under 2^-38)."""
+        (substitutions as rows of subst, (the plain gap: a border letter's and a paid gap's
+        that cannot extend a homopolymer, the cheapest paid gap)) whose sums are exact and
+        stay below the recurrence's, whatever its rounding (paths of at most 2 x
+        limits.MAX_LENGTH moves: relatively under 2^-38)."""
         def units(cost):
             return math.floor(cost * LOWER_SHRINK * LOWER_UNITS)
         return (tuple(tuple(units(c) for c in row) for row in self.subst),

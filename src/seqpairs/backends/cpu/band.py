@@ -6,7 +6,7 @@ same cost, counts and move as the full matrix's cell) and otherwise a lower boun
 full matrix's cost there; every cell also carries an upper bound and the moves it may
 have (which decide the gap cost of its right neighbour). A cell outside the set is
 inexact with any move and a lower bound: the lower band's (the recurrence with every
-paid gap at the cheapest cost, over a wider band) where it is given, else cheapest_gap *
+paid gap at the least cost it can have there, over a wider band) where it is given, else cheapest_gap *
 |i - j| (any path to it makes that many gap moves, none of them free). A cell is exact
 when every move that SeqDist's rule may pick, given the candidates' bounds, comes from
 an exact neighbour with a known gap cost: the rule then picks among them what the full
@@ -31,14 +31,14 @@ ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
-def _lower_units(lw, r, i, j, lower, border_gap, least_gap):
+def _lower_units(lw, r, i, j, lower, plain_gap, least_gap):
     """The lower band's bound at cell (i, j) in units: its value within half-width
-    `lower` (row buffer r), the borders' (border_gap a letter), else least_gap per
+    `lower` (row buffer r), the borders' (plain_gap a letter), else least_gap per
     diagonal away."""
     if i == 0:
-        return border_gap * j
+        return plain_gap * j
     if j == 0:
-        return border_gap * i
+        return plain_gap * i
     if abs(j - i) <= lower:
         return lw[r, j]
     return least_gap * abs(i - j)
@@ -128,7 +128,7 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
     an upper bound on it.
     """
     # the lower band's weights in units, rounded down (lower_weights)
-    border_gap, least_gap = lower_gaps
+    plain_gap, least_gap = lower_gaps
     for j in range(lb + 1):
         h[0, j] = u[0, j] = gap * j
         x[0, j] = True
@@ -139,14 +139,19 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         a = codes[sa + i - 1]
         subst_a = subst[a]
         last_row = i == la
-        if not last_row and lower > width:  # the lower band's row: paid gaps at their cheapest
+        if not last_row and lower > width:  # the lower band's row: paid gaps at their least
             subst_lo = lower_subst[a]
             for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
+                b = codes[sb + j - 1]
+                # a gap into (i, j) extends a homopolymer only if B[j-1] is A[i-1] or
+                # B[j-2] (last(i, j - 1) is one of them); otherwise it pays the plain gap
+                may_extend = b == a or (j > 1 and b == codes[sb + j - 2])
+                gap_lo = least_gap if may_extend else plain_gap
                 lw[cur, j] = min(
-                    _lower_units(lw, prv, i - 1, j - 1, lower, border_gap, least_gap)
-                    + subst_lo[codes[sb + j - 1]],
-                    _lower_units(lw, cur, i, j - 1, lower, border_gap, least_gap) + least_gap,
-                    _lower_units(lw, prv, i - 1, j, lower, border_gap, least_gap) + least_gap)
+                    _lower_units(lw, prv, i - 1, j - 1, lower, plain_gap, least_gap)
+                    + subst_lo[b],
+                    _lower_units(lw, cur, i, j - 1, lower, plain_gap, least_gap) + gap_lo,
+                    _lower_units(lw, prv, i - 1, j, lower, plain_gap, least_gap) + gap_lo)
         gap_row = 0.0 if last_row else 1.0
         inc_row = 0 if last_row else 1
         h[cur, 0] = u[cur, 0] = gap * i

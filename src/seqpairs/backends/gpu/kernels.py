@@ -60,11 +60,11 @@ def seqdist_defines(seqdist_scheme) -> dict:
     """The gap costs of a SeqDistScheme as seqdist.cu's and band.cu's defines (repr: the
     exact double), with the banded kernel's lower bound per gap and its lower band's
     weights (the scheme's lower_weights: its gaps, and what makes its substitutions)."""
-    border_gap, least_gap = seqdist_scheme.lower_weights[1]
+    plain_gap, least_gap = seqdist_scheme.lower_weights[1]
     return {"gap": repr(seqdist_scheme.gap),
             "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap),
             "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk),
-            "lower_border_gap": border_gap, "lower_least_gap": least_gap,
+            "lower_plain_gap": plain_gap, "lower_least_gap": least_gap,
             "lower_shrink": repr(LOWER_SHRINK), "lower_units": LOWER_UNITS}
 
 
