@@ -194,6 +194,9 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         const Cell low_diag_col = low_col;  // (i - 1, lb - 1)
         low_col = out(i, lb - 1);
         const int* low_a = s_low + 4 * a;
+        // B[j-2] of the first slot's column j (none at j <= 1): a gap into (i, j) extends a
+        // homopolymer only if B[j-1] is A[i-1] or B[j-2]
+        int before = i - LOWER >= 2 ? B[i - LOWER - 2] : NO_LETTER;
 #pragma unroll
         for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
             const int j = i + s - LOWER;
@@ -205,10 +208,10 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
                 const int l = s > 0 ? low[s - 1]
                               : (j == 1 ? LOWER_PLAIN_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
                 const int b = B[j - 1];
-                // a gap extends a homopolymer only if B[j-1] is A[i-1] or B[j-2]
-                const int gap = b == a || (j > 1 && b == B[j - 2]) ? LOWER_LEAST_GAP
-                                                                    : LOWER_PLAIN_GAP;
-                low[s] = min(min(low[s] + low_a[b], l + gap), up + gap);
+                const int gap = b == a || b == before ? LOWER_LEAST_GAP : LOWER_PLAIN_GAP;
+                before = b;
+                // the left neighbour last: the row's chain is one add-and-min a cell
+                low[s] = __viaddmin_s32(l, gap, min(low[s] + low_a[b], up + gap));
                 if (j == lb - 1) low_col = bounded(low[s]);
             }
         }
