@@ -21,8 +21,7 @@
 // LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
 // recurrence with every paid gap at the least it can cost there: the cheapest gap where
 // it may extend a homopolymer, else the plain gap; docs/pruning.md, section 2), computed
-// row by row beside the band in registers `low` (slot s = j - i + LOWER), in integer
-// units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_PLAIN_GAP,
+// first by seqdist_lower, in integer units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_PLAIN_GAP,
 // LOWER_LEAST_GAP and LOWER_SHRINK, which makes the substitutions, from the scheme).
 #ifndef LOWER
 #define LOWER 0
@@ -150,20 +149,24 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     return {c3, c3, up.p + inc_col, 1 << UP, true};
 }
 
-extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-             const long long* __restrict__ pa, const long long* __restrict__ pb, int n,
-             const double* __restrict__ subst, unsigned char* __restrict__ out_exact,
-             double* __restrict__ out_cost, u64* __restrict__ out_packed,
-             double* __restrict__ out_upper)
-{
-    __shared__ double s_subst[16];
-    if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
 #if LOWER > WIDTH
+// seqdist_lower: each pair's lower band, rows 1 .. la - 1, in registers `low` (slot s = j - i +
+// LOWER), of which seqdist_band reads what lies next to its band (EDGES a row, [row][edge][pair]:
+// L(i, i - WIDTH - 1), L(i, i + WIDTH + 1), L(i, lb - 1)) and row la - 1 whole ([slot][pair]).
+// Apart, the band keeps only its own cells in registers: with the lower band beside them it
+// took all 255 and ran 8 warps an SM.
+#define EDGES 3
+extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes,
+                                         const long long* __restrict__ offsets,
+                                         const long long* __restrict__ pa,
+                                         const long long* __restrict__ pb, int n,
+                                         const double* __restrict__ subst,
+                                         int* __restrict__ edges, int* __restrict__ last_row)
+{
     __shared__ int s_low[16];  // the lower band's substitutions (the scheme's lower_weights)
     if (threadIdx.x < 16)
         s_low[threadIdx.x] = (int)floor(__dmul_rn(__dmul_rn(subst[threadIdx.x], LOWER_SHRINK),
                                                   (double)LOWER_UNITS));
-#endif
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
@@ -171,29 +174,13 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     const unsigned char* B = codes + offsets[pb[k]];
     const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
     const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
-
-    Cell band[SLOTS];
-#pragma unroll
-    for (int t = 0; t < SLOTS; t++) {
-        const int j = t - WIDTH;
-        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
-    }
-    Cell last_col = row0(lb);  // the latest cell of column lb
-#if LOWER > WIDTH
     int low[LOW_SLOTS];  // row i - 1's lower band, then row i's
 #pragma unroll
     for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_PLAIN_GAP * max(s - LOWER, 0);
-    Cell low_col = bounded(LOWER_PLAIN_GAP * (lb - 1));  // the bound at (i, lb - 1)
-#endif
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
-        const double* subst_a = s_subst + 4 * a;
-#if LOWER > WIDTH
-        // (i - 1, i + WIDTH), above the band's last slot, before row i overwrites it
-        const Cell low_up = bounded(low[LOWER + WIDTH + 1]);
-        const Cell low_diag_col = low_col;  // (i - 1, lb - 1)
-        low_col = out(i, lb - 1);
         const int* low_a = s_low + 4 * a;
+        int col = 0;  // L(i, lb - 1) where the row's lower band holds it
         // B[j-2] of the first slot's column j (none at j <= 1): a gap into (i, j) extends a
         // homopolymer only if B[j-1] is A[i-1] or B[j-2]
         int before = i - LOWER >= 2 ? B[i - LOWER - 2] : NO_LETTER;
@@ -212,15 +199,63 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
                 before = b;
                 // the left neighbour last: the row's chain is one add-and-min a cell
                 low[s] = __viaddmin_s32(l, gap, min(low[s] + low_a[b], up + gap));
-                if (j == lb - 1) low_col = bounded(low[s]);
+                if (j == lb - 1) col = low[s];
             }
         }
+        int* row_edges = edges + (size_t)i * EDGES * n + k;
+        row_edges[0] = low[LOWER - WIDTH - 1];
+        row_edges[n] = low[LOWER + WIDTH + 1];
+        row_edges[2 * (size_t)n] = col;
+    }
+#pragma unroll
+    for (int s = 0; s < LOW_SLOTS; s++) last_row[(size_t)s * n + k] = low[s];
+}
+#endif
+
+// seqdist_band: with a lower band (LOWER > WIDTH), `edges` and `last_row` hold what
+// seqdist_lower wrote for the same pairs.
+extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+             const long long* __restrict__ pa, const long long* __restrict__ pb, int n,
+             const double* __restrict__ subst, unsigned char* __restrict__ out_exact,
+             double* __restrict__ out_cost, u64* __restrict__ out_packed,
+             double* __restrict__ out_upper, const int* __restrict__ edges,
+             const int* __restrict__ last_row)
+{
+    __shared__ double s_subst[16];
+    if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
+    __syncthreads();
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const unsigned char* A = codes + offsets[pa[k]];
+    const unsigned char* B = codes + offsets[pb[k]];
+    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
+    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+
+    Cell band[SLOTS];
+#pragma unroll
+    for (int t = 0; t < SLOTS; t++) {
+        const int j = t - WIDTH;
+        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
+    }
+    Cell last_col = row0(lb);  // the latest cell of column lb
+#if LOWER > WIDTH
+    Cell low_col = bounded(LOWER_PLAIN_GAP * (lb - 1));  // the bound at (i, lb - 1)
+#endif
+    for (int i = 1; i < la; i++) {
+        const int a = A[i - 1];
+        const double* subst_a = s_subst + 4 * a;
+#if LOWER > WIDTH
+        // (i - 1, i + WIDTH), above the band's last slot (row 0's: never read)
+        const Cell low_up = bounded(i > 1 ? edges[((size_t)(i - 1) * EDGES + 1) * n + k] : 0);
+        const Cell low_diag_col = low_col;  // (i - 1, lb - 1)
+        low_col = lb - 1 > 0 && abs(lb - 1 - i) <= LOWER
+                  ? bounded(edges[((size_t)i * EDGES + 2) * n + k]) : out(i, lb - 1);
 #endif
         // left of the band's first cell
         const int j_left = i - WIDTH - 1;
 #if LOWER > WIDTH
         Cell left = j_left == 0 ? col0(i)
-                    : (j_left > 0 ? bounded(low[LOWER - WIDTH - 1]) : band[0]);
+                    : (j_left > 0 ? bounded(edges[(size_t)i * EDGES * n + k]) : band[0]);
 #else
         Cell left = j_left == 0 ? col0(i) : (j_left > 0 ? out(i, j_left) : band[0]);
 #endif
@@ -265,11 +300,6 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     Cell prev[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
-#if LOWER > WIDTH
-    int low_last[LOW_SLOTS];  // row la - 1's lower band
-#pragma unroll
-    for (int s = 0; s < LOW_SLOTS; s++) low_last[s] = low[s];
-#endif
     const int i = la;
     const int a = A[i - 1];
     const double* subst_a = s_subst + 4 * a;
@@ -282,7 +312,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         else if (j == lb) up = last_col;
         else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
 #if LOWER > WIDTH
-        else if (o >= -LOWER && o <= LOWER) up = bounded(low_last[o + LOWER]);
+        else if (o >= -LOWER && o <= LOWER) up = bounded(last_row[(size_t)(o + LOWER) * n + k]);
 #endif
         else up = out(la - 1, j);
         const int b = B[j - 1];

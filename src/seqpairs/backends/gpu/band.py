@@ -26,6 +26,7 @@ LOWER = {8: 24}
 UPPER_COST = {4: 1.0, 8: 0.9}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
+EDGES = 3  # what the band reads of the lower band a row (band.cu: EDGES)
 
 
 def runs(count: int, per_item: int, launch, what: str):
@@ -38,35 +39,48 @@ def runs(count: int, per_item: int, launch, what: str):
 def aligner(codes, offsets, scheme, threads=None):
     """The contract's seqdist_band kernel on the current GPU: (pa, pb, width, lower=0) -> exact,
     cost, length, matches, aligned, leading, upper (device arrays for device inputs, host
-    arrays for host inputs); (width, lower) one of BANDS. `threads` is the CPU's and ignored."""
+    arrays for host inputs); (width, lower) one of BANDS. `threads` is the CPU's and ignored.
+    With a lower band, seqdist_lower first writes what the band reads of it: EDGES values a
+    row of A and the last row's slots, 4 bytes each."""
     import cupy
 
     check_lengths(offsets)
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
     d_subst = cupy.asarray(scheme.matrix().ravel())
     defines = seqdist_defines(scheme)
+    rows = int(np.diff(offsets).max(initial=0))  # the longest A's rows, 1 .. la - 1
 
     def align(pa, pb, width, lower=0):
-        name = BANDS.get((width, lower if lower > width else 0))
+        lower = lower if lower > width else 0
+        name = BANDS.get((width, lower))
         if name is None:
             raise ValueError(f"the GPU band has (half-width, lower band) {sorted(BANDS)}, "
                              f"not ({width}, {lower})")
         kernel = VARIANTS[name].with_defines(**defines).function_handle()
+        lower_kernel = (VARIANTS[name.replace("band", "lower", 1)].with_defines(**defines)
+                        .function_handle() if lower else None)
+        lower_bytes = (EDGES * rows + 2 * lower + 1) * 4 if lower else 0
         pa, pb, on_host = device_pairs(pa, pb)
 
         def launch(start, stop):
             m = stop - start
+            grid, args = ((m + BLOCK - 1) // BLOCK,), (d_codes, d_offsets, pa[start:stop],
+                                                        pb[start:stop], np.int32(m), d_subst)
+            edges = last_row = cupy.empty(0, dtype=cupy.int32)  # read only with a lower band
+            if lower_kernel is not None:
+                edges = cupy.empty(EDGES * rows * m, dtype=cupy.int32)
+                last_row = cupy.empty((2 * lower + 1) * m, dtype=cupy.int32)
+                lower_kernel(grid, (BLOCK,), (*args, edges, last_row))
             exact = cupy.zeros(m, dtype=cupy.uint8)
             cost = cupy.full(m, np.nan, dtype=cupy.float64)
             packed = cupy.full(m, POISON, dtype=cupy.uint64)
             upper = cupy.full(m, np.nan, dtype=cupy.float64)
-            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,),
-                   (d_codes, d_offsets, pa[start:stop], pb[start:stop], np.int32(m), d_subst,
-                    exact, cost, packed, upper))
+            kernel(grid, (BLOCK,), (*args, exact, cost, packed, upper, edges, last_row))
             return exact, cost, packed, upper
 
         if len(pa):
-            exact, cost, packed, upper = runs(len(pa), BAND_PAIR_BYTES, launch, "pairs")
+            exact, cost, packed, upper = runs(len(pa), BAND_PAIR_BYTES + lower_bytes, launch,
+                                              "pairs")
             check_written(cupy.isnan(cost) | cupy.isnan(upper), len(pa), "band results")
         else:
             exact, cost, upper = cupy.empty(0, cupy.uint8), cupy.empty(0), cupy.empty(0)

@@ -73,11 +73,13 @@ VARIANTS = {
     "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
     "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
     # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
-    # alone and with a lower band (seqdist_band_W_LOWER), and the q-gram counts
+    # alone and with a lower band (seqdist_band_W_LOWER, after seqdist_lower_W_LOWER), and
+    # the q-gram counts
     "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}),
     "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
-    "seqdist_band_8_24": Variant("band.cu", "seqdist_band", {"WIDTH": 8, "LOWER": 24}),
-    "seqdist_band_12_32": Variant("band.cu", "seqdist_band", {"WIDTH": 12, "LOWER": 32}),
+    **{f"seqdist_{part}_{w}_{lower}": Variant("band.cu", f"seqdist_{part}",
+                                               {"WIDTH": w, "LOWER": lower})
+       for w, lower in ((8, 24), (8, 48), (8, 64), (12, 32)) for part in ("band", "lower")},
     "seqdist_upper_4": Variant("band.cu", "seqdist_upper", {"WIDTH": 4}),
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
