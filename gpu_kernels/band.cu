@@ -156,6 +156,7 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
 // Apart, the band keeps only its own cells in registers: with the lower band beside them it
 // took all 255 and ran 8 warps an SM.
 #define EDGES 3
+#define WINDOW_WORDS ((LOW_SLOTS + 1 + 15) / 16)
 extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes,
                                          const long long* __restrict__ offsets,
                                          const long long* __restrict__ pa,
@@ -177,29 +178,62 @@ extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes
     int low[LOW_SLOTS];  // row i - 1's lower band, then row i's
 #pragma unroll
     for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_PLAIN_GAP * max(s - LOWER, 0);
+    // Rows LOWER + 2 .. lb - 2 - LOWER hold only columns 2 .. lb - 2: their cells need no
+    // test, and B's letters slide along in registers, two bits each (letter t of `window` is
+    // B[i - LOWER - 2 + t]: B[j-2] and B[j-1] of slot s are letters s and s + 1), one read a
+    // row.
+    const int fast_first = LOWER + 2;
+    unsigned int window[WINDOW_WORDS];
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
         const int* low_a = s_low + 4 * a;
         int col = 0;  // L(i, lb - 1) where the row's lower band holds it
-        // B[j-2] of the first slot's column j (none at j <= 1): a gap into (i, j) extends a
-        // homopolymer only if B[j-1] is A[i-1] or B[j-2]
-        int before = i - LOWER >= 2 ? B[i - LOWER - 2] : NO_LETTER;
+        if (i >= fast_first && i + LOWER <= lb - 2) {
+            if (i == fast_first) {
 #pragma unroll
-        for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
-            const int j = i + s - LOWER;
-            if (j == 0) {
-                low[s] = LOWER_PLAIN_GAP * i;
-            } else if (j > 0 && j < lb) {
-                const int up = s + 1 < LOW_SLOTS ? low[s + 1]
-                               : (i == 1 ? LOWER_PLAIN_GAP * j : LOWER_LEAST_GAP * (LOWER + 1));
-                const int l = s > 0 ? low[s - 1]
-                              : (j == 1 ? LOWER_PLAIN_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
-                const int b = B[j - 1];
+                for (int w = 0; w < WINDOW_WORDS; w++) window[w] = 0u;
+#pragma unroll
+                for (int t = 0; t <= LOW_SLOTS; t++)
+                    window[t / 16] |= (unsigned int)B[t] << (2 * (t % 16));
+            } else {
+#pragma unroll
+                for (int w = 0; w < WINDOW_WORDS; w++)
+                    window[w] = __funnelshift_r(window[w],
+                                                w + 1 < WINDOW_WORDS ? window[w + 1] : 0u, 2);
+                window[LOW_SLOTS / 16] |= (unsigned int)B[i + LOWER - 1] << (2 * (LOW_SLOTS % 16));
+            }
+            int before = window[0] & 3;
+#pragma unroll
+            for (int s = 0; s < LOW_SLOTS; s++) {  // the general row's cells, untested
+                const int up = s + 1 < LOW_SLOTS ? low[s + 1] : LOWER_LEAST_GAP * (LOWER + 1);
+                const int l = s > 0 ? low[s - 1] : LOWER_LEAST_GAP * (LOWER + 1);
+                const int b = (window[(s + 1) / 16] >> (2 * ((s + 1) % 16))) & 3;
                 const int gap = b == a || b == before ? LOWER_LEAST_GAP : LOWER_PLAIN_GAP;
                 before = b;
-                // the left neighbour last: the row's chain is one add-and-min a cell
                 low[s] = __viaddmin_s32(l, gap, min(low[s] + low_a[b], up + gap));
-                if (j == lb - 1) col = low[s];
+            }
+        } else {
+            // B[j-2] of the first slot's column j (none at j <= 1): a gap into (i, j) extends a
+            // homopolymer only if B[j-1] is A[i-1] or B[j-2]
+            int before = i - LOWER >= 2 ? B[i - LOWER - 2] : NO_LETTER;
+#pragma unroll
+            for (int s = 0; s < LOW_SLOTS; s++) {  // in place: slots s, s + 1 hold row i - 1
+                const int j = i + s - LOWER;
+                if (j == 0) {
+                    low[s] = LOWER_PLAIN_GAP * i;
+                } else if (j > 0 && j < lb) {
+                    const int up = s + 1 < LOW_SLOTS ? low[s + 1]
+                                   : (i == 1 ? LOWER_PLAIN_GAP * j
+                                             : LOWER_LEAST_GAP * (LOWER + 1));
+                    const int l = s > 0 ? low[s - 1]
+                                  : (j == 1 ? LOWER_PLAIN_GAP * i : LOWER_LEAST_GAP * (LOWER + 1));
+                    const int b = B[j - 1];
+                    const int gap = b == a || b == before ? LOWER_LEAST_GAP : LOWER_PLAIN_GAP;
+                    before = b;
+                    // the left neighbour last: the row's chain is one add-and-min a cell
+                    low[s] = __viaddmin_s32(l, gap, min(low[s] + low_a[b], up + gap));
+                    if (j == lb - 1) col = low[s];
+                }
             }
         }
         int* row_edges = edges + (size_t)i * EDGES * n + k;
