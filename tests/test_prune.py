@@ -386,11 +386,11 @@ def test_qgram_bitsets_fill_the_backends_memory():
 
 
 @pytest.mark.parametrize("cost", [0.0, 1e9])
-def test_pruner_whichever_stages_pay(cost, monkeypatch):
+def test_pruner_whichever_stages_pay(cost):
     """Stages that always pay and stages that never do (on the sample): the same pairs."""
-    monkeypatch.setattr(prune, "BAND_SHARED", 0.0)  # bands for every pair left
     backend = dataclasses.replace(CPU, upper_cost={2: cost, 8: cost},
-                                  band_cost={4: cost, 16: cost})
+                                  band_cost={4: cost, 16: cost},
+                                  band_shared=0.0)  # bands for every pair left
     seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
     assert seqs.n * (seqs.n - 1) // 2 >= prune.SAMPLE * prune.MIN_SAMPLE  # sampled
     stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
@@ -405,12 +405,11 @@ def test_pruner_whichever_stages_pay(cost, monkeypatch):
 
 
 @pytest.mark.parametrize("share", [0.0, 0.8, 2.0])
-def test_bands_run_on_the_pairs_likely_to_certify(share, monkeypatch):
-    """Bands only for the pairs left that share at least BAND_SHARED of the shorter
+def test_bands_run_on_the_pairs_likely_to_certify(share):
+    """Bands only for the pairs left that share at least backend.band_shared of the shorter
     sequence's q-gram positions (none at 2.0, all at 0.0): the same pairs and values."""
-    monkeypatch.setattr(prune, "BAND_SHARED", share)
     seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
-    backend = dataclasses.replace(CPU, band_cost={4: 0.0})
+    backend = dataclasses.replace(CPU, band_cost={4: 0.0}, band_shared=share)
     stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
     left = stats["pairs"] - stats["qgrams"]  # the pairs past the counting filter
     if share == 0.0:

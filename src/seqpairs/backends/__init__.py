@@ -23,7 +23,8 @@ where each starts, as formats.fasta.SequenceSet holds them):
       and a certificate (docs/pruning.md): where exact, cost and counts are seqdist's bit
       for bit; elsewhere cost is a lower bound on seqdist's cost (counts undefined); upper
       is an upper bound. `band_cost`: the widths the backend runs well, narrowest first,
-      and their costs; `band_lower`: the lower band it runs with each (none if absent).
+      and their costs; `band_lower`: the lower band it runs with each (none if absent);
+      `band_shared`: the q-gram share below which pairs skip the bands.
   seqdist_upper(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width) ->
       upper (float64): an upper bound on seqdist's cost from the cheapest path through
       seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
@@ -141,6 +142,13 @@ class Backend:
     # band cell relative to a cell of what aligns the rest (pairs/prune.py: which bands pay)
     band_cost: dict[int, float] = field(default_factory=dict)
     band_lower: dict[int, int] = field(default_factory=dict)  # lower band per width
+    # bands run on the pairs whose shared q-gram positions (qgram_shared) are at least this
+    # share of the shorter sequence's; the others seldom certify and go to the full kernel
+    # at once (which pairs run a band changes no value): of a 16S-like community's pairs
+    # that the counting filter leaves (half of them kept), those at 0.8 are 57%, 93% of them
+    # kept, and hold 99% of the kept pairs (benchmarks/RESULTS.md, "A lower band for the
+    # certificate"); a wide lower band certifies more of the others
+    band_shared: float = 0.8
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
     # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a
     # sequence fold more q-grams together, and the counting filter drops fewer pairs

@@ -33,12 +33,6 @@ IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter c
 # others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
 # smaller ones run everything).
 SAMPLE, MIN_SAMPLE = 64, 16
-# Bands run on the pairs left whose shared q-gram positions are at least this share of the
-# shorter sequence's: of a 16S-like community's pairs that the counting filter leaves (half
-# of them kept), those are 57%, 93% of them kept, and hold 99% of the kept pairs
-# (benchmarks/RESULTS.md, "A lower band for the certificate"); the others rarely certify and go to the full
-# kernel at once. Which pairs run a band changes no value.
-BAND_SHARED = 0.8
 
 
 def qgram_bits(n: int, memory: int, q: int = Q) -> int:
@@ -111,6 +105,7 @@ class Pruner:
         self.cheapest_edit = scheme.cheapest_edit
         self.band_cost = backend.band_cost
         self.band_lower = backend.band_lower
+        self.band_shared = backend.band_shared
         self.upper_cost = backend.upper_cost
         self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
         self.stats.update({f"upper {w}": 0 for w in self.upper_cost})
@@ -217,7 +212,8 @@ class Pruner:
         found = []  # (positions, values) of exact pairs
         widths = list(self.band_cost)
         # bands only where a certificate is likely (the others to the full kernel at once)
-        likely = shared[pending] >= BAND_SHARED * xp.maximum(shortest[pending] - Q + 1, 1)
+        likely = (shared[pending]
+                  >= self.band_shared * xp.maximum(shortest[pending] - Q + 1, 1))
         unlikely, pending = pending[~likely], pending[likely]
         if len(pending) >= SAMPLE * MIN_SAMPLE:
             # every band on a sample; on the other pairs only the bands that paid there

@@ -36,6 +36,7 @@ def backend(device: int = 0) -> Backend:
         qgram_shared=qgrams.counter,
         band_cost=band.COST,
         band_lower=band.LOWER,
+        band_shared=band.SHARED,
         upper_cost=band.UPPER_COST,
         qgram_memory=qgrams.MEMORY,
         screen_cost=seqdist.SCREEN_COST,
