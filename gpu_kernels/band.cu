@@ -55,33 +55,42 @@ struct Cell {
     double h;  // cost if exact, else a lower bound on it
     double u;  // upper bound
     u64 p;     // packed counts (exact cells)
-    int m;     // the moves it may have: bits 1 << DIAG, LEFT, UP (exact cells: its move)
-    bool x;    // exact
+    // the moves it may have (bits 1 << DIAG, LEFT, UP; exact cells: its move) | exact << 3,
+    // in one register: a band of 17 cells holds 17 of them
+    unsigned int f;
+    __device__ __forceinline__ int m() const { return f & 7u; }
+    __device__ __forceinline__ bool x() const { return f >> 3; }
 };
+
+__device__ __forceinline__ Cell cell_of(double h, double u, u64 p, int moves, bool exact)
+{
+    return {h, u, p, (unsigned int)moves | (exact ? 8u : 0u)};
+}
 
 __device__ __forceinline__ Cell row0(int j)  // H(0, j) = GAP j, LEFT moves
 {
     const double h = GAP * (double)j;
-    return {h, h, START + (u64)j, 1 << LEFT, true};
+    return cell_of(h, h, START + (u64)j, 1 << LEFT, true);
 }
 
 __device__ __forceinline__ Cell col0(int i)  // H(i, 0) = GAP i, UP moves
 {
     const double h = GAP * (double)i;
-    return {h, h, START + (u64)i, 1 << UP, true};
+    return cell_of(h, h, START + (u64)i, 1 << UP, true);
 }
 
 // A cell outside the computed set: i < la, j < lb, so at least |i - j| paid gap moves.
 __device__ __forceinline__ Cell out(int i, int j)
 {
-    return {CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, ANY_MOVE, false};
+    return cell_of(CHEAPEST_GAP_SHRUNK * (double)abs(i - j), INF, 0ull, ANY_MOVE, false);
 }
 
 #if LOWER > 0
 // A cell outside the computed set with the lower band's bound (units).
 __device__ __forceinline__ Cell bounded(int units)
 {
-    return {__dmul_rn(__int2double_rn(units), 1.0 / LOWER_UNITS), INF, 0ull, ANY_MOVE, false};
+    return cell_of(__dmul_rn(__int2double_rn(units), 1.0 / LOWER_UNITS), INF, 0ull, ANY_MOVE,
+                   false);
 }
 #endif
 
@@ -103,8 +112,8 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     const bool eq_a = b == a;
     const bool same_b = b == prev_b;
     // the gap cost each move the left cell may have gives (docs/seqdist.md, last(i, j - 1))
-    const bool may_up = (l.m >> UP) & 1, may_left = (l.m >> LEFT) & 1;
-    const bool may_diag = (l.m >> DIAG) & 1;
+    const bool may_up = (l.m() >> UP) & 1, may_left = (l.m() >> LEFT) & 1;
+    const bool may_diag = (l.m() >> DIAG) & 1;
     const bool homopolymer = (may_up && eq_a) || (may_left && same_b)
                              || (may_diag && eq_a && same_b);
     const bool plain = (may_up && !eq_a) || (may_left && !same_b)
@@ -121,9 +130,9 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     double c1 = __dadd_rn(d.h, s);
     double c2 = __dadd_rn(l.h, __dmul_rn(g_lo, gap_row));
     double c3 = __dadd_rn(up.h, __dmul_rn(g_lo, gap_col));
-    const bool e1 = d.x;
-    const bool e2 = l.x && (g_known || gap_row == 0.0);
-    const bool e3 = up.x && (g_known || gap_col == 0.0);
+    const bool e1 = d.x();
+    const bool e2 = l.x() && (g_known || gap_row == 0.0);
+    const bool e3 = up.x() && (g_known || gap_col == 0.0);
     const double u1 = __dadd_rn(d.u, s);
     const double u2 = __dadd_rn(l.u, __dmul_rn(g_hi, gap_row));
     const double u3 = __dadd_rn(up.u, __dmul_rn(g_hi, gap_col));
@@ -134,19 +143,19 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
         const bool p2 = c2 <= u1 && c2 < u3;
         const bool p3 = c3 <= u1 && c3 <= u2;
         if ((p1 && !e1) || (p2 && !e2) || (p3 && !e3))
-            return {least(least(c1, c2), c3), upper, 0ull,
-                    (p1 << DIAG) | (p2 << LEFT) | (p3 << UP), false};
+            return cell_of(least(least(c1, c2), c3), upper, 0ull,
+                    (p1 << DIAG) | (p2 << LEFT) | (p3 << UP), false);
         // every move it may pick is exact: the others are never chosen
         c1 = p1 ? c1 : INF;
         c2 = p2 ? c2 : INF;
         c3 = p3 ? c3 : INF;
     }
     if (c1 < c2) {
-        if (c1 < c3) return {c1, c1, diag_step(d.p, eq_a), 1 << DIAG, true};
-        return {c3, c3, up.p + inc_col, 1 << UP, true};
+        if (c1 < c3) return cell_of(c1, c1, diag_step(d.p, eq_a), 1 << DIAG, true);
+        return cell_of(c3, c3, up.p + inc_col, 1 << UP, true);
     }
-    if (c2 < c3) return {c2, c2, l.p + inc_row, 1 << LEFT, true};
-    return {c3, c3, up.p + inc_col, 1 << UP, true};
+    if (c2 < c3) return cell_of(c2, c2, l.p + inc_row, 1 << LEFT, true);
+    return cell_of(c3, c3, up.p + inc_col, 1 << UP, true);
 }
 
 #if LOWER > WIDTH
@@ -269,7 +278,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) {
         const int j = t - WIDTH;
-        band[t] = j >= 0 && j <= lb ? row0(j) : Cell{INF, INF, 0ull, ANY_MOVE, false};
+        band[t] = j >= 0 && j <= lb ? row0(j) : cell_of(INF, INF, 0ull, ANY_MOVE, false);
     }
     Cell last_col = row0(lb);  // the latest cell of column lb
 #if LOWER > WIDTH
@@ -355,7 +364,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
         left = cell(a, b, prev_b, subst_a, 0.0, at_lb ? 0.0 : 1.0, 0ull, at_lb ? 0ull : 1ull,
                     d, left, up);
     }
-    out_exact[k] = left.x;
+    out_exact[k] = left.x();
     out_cost[k] = left.h;
     out_packed[k] = left.p;
     out_upper[k] = left.u;

@@ -75,10 +75,12 @@ VARIANTS = {
     # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
     # alone and with a lower band (seqdist_band_W_LOWER, after seqdist_lower_W_LOWER), and
     # the q-gram counts
-    "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}),
+    # (the band of 8 capped at 168 registers: 3 blocks an SM, 12 bytes spilled)
+    "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}, 168),
     "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
     **{f"seqdist_{part}_{w}_{lower}": Variant("band.cu", f"seqdist_{part}",
-                                               {"WIDTH": w, "LOWER": lower})
+                                               {"WIDTH": w, "LOWER": lower},
+                                               168 if (part, w) == ("band", 8) else None)
        for w, lower in ((8, 24), (8, 48), (12, 32)) for part in ("band", "lower")},
     "seqdist_upper_4": Variant("band.cu", "seqdist_upper", {"WIDTH": 4}),
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
