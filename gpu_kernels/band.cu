@@ -45,6 +45,20 @@ typedef unsigned long long u64;
 #define NO_LETTER (-1)
 enum { DIAG = 0, LEFT = 1, UP = 2 };
 
+// The pair's sequences (A: rows, B: columns) and lengths.
+struct Pair {
+    const unsigned char* A;
+    const unsigned char* B;
+    int la, lb;
+};
+
+__device__ __forceinline__ Pair pair_at(const unsigned char* codes, const long long* offsets,
+                                        long long a, long long b)
+{
+    return {codes + offsets[a], codes + offsets[b], (int)(offsets[a + 1] - offsets[a]),
+            (int)(offsets[b + 1] - offsets[b])};
+}
+
 // The smaller of two costs. Costs are sums of costs >= 0 and INF, never NaN nor -0.0, so a
 // compare and a select give fmin's value; fmin's NaN handling takes four more instructions.
 __device__ __forceinline__ double least(double a, double b) { return b < a ? b : a; }
@@ -180,10 +194,7 @@ extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const unsigned char* A = codes + offsets[pa[k]];
-    const unsigned char* B = codes + offsets[pb[k]];
-    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
-    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+    const auto [A, B, la, lb] = pair_at(codes, offsets, pa[k], pb[k]);
     int low[LOW_SLOTS];  // row i - 1's lower band, then row i's
 #pragma unroll
     for (int s = 0; s < LOW_SLOTS; s++) low[s] = LOWER_PLAIN_GAP * max(s - LOWER, 0);
@@ -269,10 +280,7 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const unsigned char* A = codes + offsets[pa[k]];
-    const unsigned char* B = codes + offsets[pb[k]];
-    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
-    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+    const auto [A, B, la, lb] = pair_at(codes, offsets, pa[k], pb[k]);
 
     Cell band[SLOTS];
 #pragma unroll
@@ -385,10 +393,7 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     const double dear = fmax((double)GAP, (double)HOMOPOLYMER_GAP);
-    const unsigned char* A = codes + offsets[pa[k]];
-    const unsigned char* B = codes + offsets[pb[k]];
-    const int la = (int)(offsets[pa[k] + 1] - offsets[pa[k]]);
-    const int lb = (int)(offsets[pb[k] + 1] - offsets[pb[k]]);
+    const auto [A, B, la, lb] = pair_at(codes, offsets, pa[k], pb[k]);
     double band[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) {
