@@ -203,25 +203,19 @@ extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes
     // B[i - LOWER - 2 + t]: B[j-2] and B[j-1] of slot s are letters s and s + 1), one read a
     // row.
     const int fast_first = LOWER + 2;
-    unsigned int window[WINDOW_WORDS];
+    unsigned int window[WINDOW_WORDS];  // the first middle row's, then shifted a row at a time
+#pragma unroll
+    for (int w = 0; w < WINDOW_WORDS; w++) window[w] = 0u;
+    if (fast_first + LOWER <= lb - 2) {
+#pragma unroll
+        for (int t = 0; t <= LOW_SLOTS; t++)
+            window[t / 16] |= (unsigned int)B[t] << (2 * (t % 16));
+    }
     for (int i = 1; i < la; i++) {
         const int a = A[i - 1];
         const int* low_a = s_low + 4 * a;
         int col = 0;  // L(i, lb - 1) where the row's lower band holds it
         if (i >= fast_first && i + LOWER <= lb - 2) {
-            if (i == fast_first) {
-#pragma unroll
-                for (int w = 0; w < WINDOW_WORDS; w++) window[w] = 0u;
-#pragma unroll
-                for (int t = 0; t <= LOW_SLOTS; t++)
-                    window[t / 16] |= (unsigned int)B[t] << (2 * (t % 16));
-            } else {
-#pragma unroll
-                for (int w = 0; w < WINDOW_WORDS; w++)
-                    window[w] = __funnelshift_r(window[w],
-                                                w + 1 < WINDOW_WORDS ? window[w + 1] : 0u, 2);
-                window[LOW_SLOTS / 16] |= (unsigned int)B[i + LOWER - 1] << (2 * (LOW_SLOTS % 16));
-            }
             int before = window[0] & 3;
 #pragma unroll
             for (int s = 0; s < LOW_SLOTS; s++) {  // the general row's cells, untested
@@ -232,6 +226,11 @@ extern "C" __global__ void seqdist_lower(const unsigned char* __restrict__ codes
                 before = b;
                 low[s] = __viaddmin_s32(l, gap, min(low[s] + low_a[b], up + gap));
             }
+#pragma unroll
+            for (int w = 0; w < WINDOW_WORDS; w++)  // the next row's letters
+                window[w] = __funnelshift_r(window[w],
+                                            w + 1 < WINDOW_WORDS ? window[w + 1] : 0u, 2);
+            window[LOW_SLOTS / 16] |= (unsigned int)B[i + LOWER] << (2 * (LOW_SLOTS % 16));
         } else {
             // B[j-2] of the first slot's column j (none at j <= 1): a gap into (i, j) extends a
             // homopolymer only if B[j-1] is A[i-1] or B[j-2]

@@ -75,13 +75,15 @@ VARIANTS = {
     # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
     # alone and with a lower band (seqdist_band_W_LOWER, after seqdist_lower_W_LOWER), and
     # the q-gram counts
-    # (the band of 8 capped at 168 registers: 3 blocks an SM, 12 bytes spilled)
+    # (the band of 8 and the lower band of 48 capped at 168 registers: 3 blocks an SM, 12
+    # bytes spilled each)
     "seqdist_band_8": Variant("band.cu", "seqdist_band", {"WIDTH": 8}, 168),
     "seqdist_band_12": Variant("band.cu", "seqdist_band", {"WIDTH": 12}),
     **{f"seqdist_{part}_{w}_{lower}": Variant("band.cu", f"seqdist_{part}",
-                                               {"WIDTH": w, "LOWER": lower},
-                                               168 if (part, w) == ("band", 8) else None)
-       for w, lower in ((8, 24), (8, 48), (12, 32)) for part in ("band", "lower")},
+                                               {"WIDTH": w, "LOWER": lower}, cap)
+       for part, w, lower, cap in (("band", 8, 24, 168), ("lower", 8, 24, None),
+                                   ("band", 8, 48, 168), ("lower", 8, 48, 168),
+                                   ("band", 12, 32, None), ("lower", 12, 32, None))},
     "seqdist_upper_4": Variant("band.cu", "seqdist_upper", {"WIDTH": 4}),
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
