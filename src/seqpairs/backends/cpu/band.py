@@ -23,25 +23,12 @@ from numba import njit, prange
 from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
 from ..common import check_lengths, unpack
-from .batch import pair_kernel, set_threads
+from .batch import set_threads
 from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
+EDGES = 3  # what band_pair reads of the lower band a row (as gpu_kernels/band.cu's)
 ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
-
-
-@njit(inline="always")
-def _lower_units(lw, r, i, j, lower, plain_gap, least_gap):
-    """The lower band's bound at cell (i, j) in units: its value within half-width
-    `lower` (row buffer r), the borders' (plain_gap a letter), else least_gap per
-    diagonal away."""
-    if i == 0:
-        return plain_gap * j
-    if j == 0:
-        return plain_gap * i
-    if abs(j - i) <= lower:
-        return lw[r, j]
-    return least_gap * abs(i - j)
 
 
 @njit(inline="always")
@@ -115,20 +102,18 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
 
 @njit(nogil=True, cache=True)
 def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-              lower_subst, lower_gaps, h, x, p, m, u, lw):
+              edges, lower_last, lane, h, x, p, m, u, lw):
     """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
 
     gap_bound: the scheme's cheapest_gap_shrunk. lower: the half-width of the lower band
-    whose bounds the cells outside the band take (<= width: none), with lower_subst and
-    lower_gaps its weights (lower_weights). h, u (float64), lw (int64), x (bool), p
+    whose bounds the cells outside the band take (<= width: none), from edges and
+    lower_last (_lower_group's, of this pair's lane). h, u (float64), lw (int64), x (bool), p
     (int64), m (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape (2, >= lb +
     1).
     Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
     kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
     an upper bound on it.
     """
-    # the lower band's weights in units, rounded down (lower_weights)
-    plain_gap, least_gap = lower_gaps
     for j in range(lb + 1):
         h[0, j] = u[0, j] = gap * j
         x[0, j] = True
@@ -139,19 +124,20 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
         a = codes[sa + i - 1]
         subst_a = subst[a]
         last_row = i == la
-        if not last_row and lower > width:  # the lower band's row: paid gaps at their least
-            subst_lo = lower_subst[a]
-            for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
-                b = codes[sb + j - 1]
-                # a gap into (i, j) extends a homopolymer only if B[j-1] is A[i-1] or
-                # B[j-2] (last(i, j - 1) is one of them); otherwise it pays the plain gap
-                may_extend = b == a or (j > 1 and b == codes[sb + j - 2])
-                gap_lo = least_gap if may_extend else plain_gap
-                lw[cur, j] = min(
-                    _lower_units(lw, prv, i - 1, j - 1, lower, plain_gap, least_gap)
-                    + subst_lo[b],
-                    _lower_units(lw, cur, i, j - 1, lower, plain_gap, least_gap) + gap_lo,
-                    _lower_units(lw, prv, i - 1, j, lower, plain_gap, least_gap) + gap_lo)
+        if lower > width:  # the lower band's cells that the band reads (row buffer cur)
+            if not last_row:
+                edge = i * EDGES * LANES + lane
+                if i - width - 1 >= 1:
+                    lw[cur, i - width - 1] = edges[edge]
+                if i + width + 1 <= lb - 1:
+                    lw[cur, i + width + 1] = edges[edge + LANES]
+                if lb - 1 >= 1 and abs(lb - 1 - i) <= lower:
+                    lw[cur, lb - 1] = edges[edge + 2 * LANES]
+            else:  # row la - 1 whole, in the other buffer
+                for t in range(2 * lower + 1):
+                    j = la - 1 + t - lower
+                    if 1 <= j <= lb - 1:
+                        lw[prv, j] = lower_last[t * LANES + lane]
         gap_row = 0.0 if last_row else 1.0
         inc_row = 0 if last_row else 1
         h[cur, 0] = u[cur, 0] = gap * i
@@ -180,43 +166,138 @@ def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, wid
     return x[r, lb], h[r, lb], p[r, lb], u[r, lb]
 
 
+@njit(nogil=True, boundscheck=False, cache=True)
+def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, width, lower,
+                 edges, lower_last, At, Bt, low, lanes):
+    """The lower band (docs/pruning.md, section 2) of LANES pairs (pa, pb; fewer repeat the
+    last) that share A's length la, in lockstep as _upper_group (every lane loop
+    branch-free): rows 1 .. la - 1 in integer units (lower_weights), slot s = j - i + lower
+    [s * LANES + lane], each row updated in place by increasing s. Writes what band_pair
+    reads of it, as gpu_kernels/band.cu's seqdist_lower: per row i, [(i * EDGES + e) *
+    LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and (i, lb - 1), and
+    row la - 1's slots [s * LANES + lane]. Scratch: At, Bt (B's letters [j * LANES +
+    lane] = B[j - 1], row 0 none), low and lanes."""
+    n = len(pa)
+    slots = 2 * lower + 1
+    lb, sa, sb, col, s0, s1, s2, s3 = (lanes[0], lanes[1], lanes[2], lanes[3], lanes[4],
+                                       lanes[5], lanes[6], lanes[7])
+    la = offsets[pa[0] + 1] - offsets[pa[0]]
+    cols = 0
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
+        cols = max(cols, lb[k])
+    for i in range(la):
+        for k in range(LANES):
+            At[i * LANES + k] = codes[sa[k] + i]
+    Bt[:LANES] = -1
+    for j in range(cols):
+        for k in range(LANES):  # letters past a pair's end: its last one, never used
+            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    for t in range(slots):
+        for k in range(LANES):
+            low[t * LANES + k] = plain_gap * max(t - lower, 0)
+    beyond = least_gap * (lower + 1)  # a cell just outside the lower band
+    for i in range(1, la):
+        for k in range(LANES):
+            letter = At[(i - 1) * LANES + k]
+            s0[k], s1[k], s2[k], s3[k] = (lower_subst[letter, 0], lower_subst[letter, 1],
+                                          lower_subst[letter, 2], lower_subst[letter, 3])
+            col[k] = 0
+        for t in range(slots):
+            j = i + t - lower
+            letters = np.uint64(min(max(j, 0), cols) * LANES)
+            before = np.uint64(min(max(j - 1, 0), cols) * LANES)
+            here, next_slot = np.uint64(t * LANES), np.uint64(min(t + 1, slots - 1) * LANES)
+            prev_slot = np.uint64(max(t - 1, 0) * LANES)
+            up_outside = plain_gap * j if i == 1 else beyond
+            left_outside = plain_gap * i if j == 1 else beyond
+            for k in range(LANES):
+                lane = np.uint64(k)
+                b, b_before = Bt[letters + lane], Bt[before + lane]
+                a = At[np.uint64((i - 1) * LANES) + lane]
+                sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
+                # a gap extends a homopolymer only if B[j-1] is A[i-1] or B[j-2]
+                gap = least_gap if (b == a) | (b == b_before) else plain_gap
+                old, over, beside = low[here + lane], low[next_slot + lane], low[prev_slot + lane]
+                over = up_outside if t == slots - 1 else over
+                beside = left_outside if t == 0 else beside
+                value = min(min(old + sub, over + gap), beside + gap)
+                within = (j > 0) & (j < lb[lane])
+                low[here + lane] = plain_gap * i if j == 0 else (value if within else old)
+                col[lane] = value if within & (j == lb[lane] - 1) else col[lane]
+        for k in range(LANES):
+            edge = i * EDGES * LANES + k
+            edges[edge] = low[(lower - width - 1) * LANES + k]
+            edges[edge + LANES] = low[(lower + width + 1) * LANES + k]
+            edges[edge + 2 * LANES] = col[k]
+    for t in range(slots):
+        for k in range(LANES):
+            lower_last[t * LANES + k] = low[t * LANES + k]
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                lower_subst, lower_gaps, exact, cost, packed, upper, max_len, chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
+                lower_subst, lower_gaps, exact, cost, packed, upper, starts, max_len):
+    """band_pair over the groups pa[starts[g]:starts[g + 1]] of pairs with A of one length,
+    each group's lower band first (_lower_group) where lower > width."""
+    plain_gap, least_gap = lower_gaps
+    slots = 2 * max(lower, 0) + 1
+    for g in prange(len(starts) - 1):
         h = np.empty((2, max_len + 1), dtype=np.float64)
         u = np.empty((2, max_len + 1), dtype=np.float64)
         x = np.empty((2, max_len + 1), dtype=np.bool_)
         p = np.empty((2, max_len + 1), dtype=np.int64)
         m = np.empty((2, max_len + 1), dtype=np.int8)
         lw = np.empty((2, max_len + 1), dtype=np.int64)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
+        edges = np.empty(1, dtype=np.int64)
+        lower_last = np.empty(1, dtype=np.int64)
+        first, stop = starts[g], starts[g + 1]
+        if lower > width:
+            edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
+            lower_last = np.empty(slots * LANES, dtype=np.int64)
+            _lower_group(codes, offsets, pa[first:stop], pb[first:stop], lower_subst,
+                         plain_gap, least_gap, width, lower, edges, lower_last,
+                         np.empty(max_len * LANES, dtype=np.int64),
+                         np.empty((max_len + 1) * LANES, dtype=np.int64),
+                         np.empty(slots * LANES, dtype=np.int64),
+                         np.empty((8, LANES), dtype=np.int64))
+        for k in range(first, stop):
             s, t = pa[k], pb[k]
             exact[k], cost[k], packed[k], upper[k] = band_pair(
                 codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
                 offsets[t + 1] - offsets[t], subst, gap, homopolymer_gap, gap_bound, width,
-                lower, lower_subst, lower_gaps, h, x, p, m, u, lw)
+                lower, edges, lower_last, k - first, h, x, p, m, u, lw)
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist_band kernel: (pa, pb, width, lower=0) -> exact (bool), cost
     (float64: the full kernel's where exact, else a lower bound), length, matches, aligned,
     leading (int32, the full kernel's where exact) and upper (float64, an upper bound on
-    the cost)."""
+    the cost). Pairs go through it in groups of LANES with A of one length (their lower
+    band in lockstep), sorted by length."""
 
     lower_subst, lower_gaps = scheme.lower_weights
     lower_subst = np.array(lower_subst, dtype=np.int64)
+    lengths = np.diff(offsets)
 
     def align(pa, pb, width, lower=0):
-        return pair_kernel(codes, offsets, threads, _band_batch,
-                           (scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
-                            scheme.cheapest_gap_shrunk, width, lower, lower_subst,
-                            lower_gaps),
-                           (np.bool_, np.float64, np.int64, np.float64),
-                           lambda exact, cost, packed, upper: (exact, cost, *unpack(packed),
-                                                                upper))(pa, pb)
+        pa = np.ascontiguousarray(pa, dtype=np.int64)
+        pb = np.ascontiguousarray(pb, dtype=np.int64)
+        outputs = [np.empty(len(pa), dtype=dtype)
+                   for dtype in (np.bool_, np.float64, np.int64, np.float64)]
+        if len(pa):
+            set_threads(threads)
+            order = np.lexsort((lengths[pb], lengths[pa]))
+            sorted_outputs = [np.empty_like(o) for o in outputs]
+            _band_batch(codes, offsets, pa[order], pb[order], scheme.matrix(), scheme.gap,
+                        scheme.homopolymer_gap, scheme.cheapest_gap_shrunk, width, lower,
+                        lower_subst, lower_gaps, *sorted_outputs,
+                        lane_groups(lengths[pa[order]]), check_lengths(offsets))
+            for out, got in zip(outputs, sorted_outputs):
+                out[order] = got
+        exact, cost, packed, upper = outputs
+        return (exact, cost, *unpack(packed), upper)
 
     return align
 
