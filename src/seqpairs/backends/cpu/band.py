@@ -85,6 +85,27 @@ def _cell(a, b, prev_b, sub, gap, homopolymer_gap, gap_row, gap_col, inc_row, in
     return c3, True, up + inc_col, np.int8(1 << UP), c3
 
 
+@njit(inline="always")
+def _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, none):
+    """A group's lanes (LANES pairs; fewer repeat the last): starts and B's lengths in sa,
+    sb, lb, and the letters transposed, a row of lanes at a time: At[i * LANES + lane] =
+    A[i], Bt[j * LANES + lane] = B[j - 1] (row 0: `none`; past a pair's end its last
+    letter, never used). Returns A's length (every lane's) and the longest B."""
+    n = len(pa)
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
+    la, cols = offsets[pa[0] + 1] - offsets[pa[0]], lb.max()
+    for i in range(la):
+        for k in range(LANES):
+            At[i * LANES + k] = codes[sa[k] + i]
+    Bt[:LANES] = none
+    for j in range(cols):
+        for k in range(LANES):
+            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    return la, cols
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
 def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, width, lower,
                  edges, lower_last, At, Bt, low, lanes):
@@ -96,23 +117,10 @@ def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, widt
     LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and (i, lb - 1), and
     row la - 1's slots [s * LANES + lane]. Scratch: At, Bt (B's letters [j * LANES +
     lane] = B[j - 1], row 0 none), low and lanes."""
-    n = len(pa)
     slots = 2 * lower + 1
     lb, sa, sb, col, s0, s1, s2, s3 = (lanes[0], lanes[1], lanes[2], lanes[3], lanes[4],
                                        lanes[5], lanes[6], lanes[7])
-    la = offsets[pa[0] + 1] - offsets[pa[0]]
-    cols = 0
-    for k in range(LANES):
-        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
-        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
-        cols = max(cols, lb[k])
-    for i in range(la):
-        for k in range(LANES):
-            At[i * LANES + k] = codes[sa[k] + i]
-    Bt[:LANES] = -1
-    for j in range(cols):
-        for k in range(LANES):  # letters past a pair's end: its last one, never used
-            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
     for t in range(slots):
         for k in range(LANES):
             low[0, t * LANES + k] = plain_gap * max(t - lower, 0)
@@ -189,19 +197,7 @@ def _band_group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, 
     slots = 2 * width + 1
     lb, sa, sb, tp = lanes[0], lanes[1], lanes[2], lanes[3]
     th, tu = floats[0], floats[1]
-    la = offsets[pa[0] + 1] - offsets[pa[0]]
-    cols = 0
-    for k in range(LANES):
-        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
-        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
-        cols = max(cols, lb[k])
-    for i in range(la):
-        for k in range(LANES):
-            At[i * LANES + k] = codes[sa[k] + i]
-    Bt[:LANES] = -1
-    for j in range(cols):
-        for k in range(LANES):
-            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
     for t in range(slots):
         j = t - width
         for k in range(LANES):
@@ -431,19 +427,7 @@ def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, e
     floats = lanes[3:].view(np.float64)
     s0, s1, s2, s3, last, left, up = (floats[0], floats[1], floats[2], floats[3],
                                       floats[4], floats[5], floats[6])
-    la = offsets[pa[0] + 1] - offsets[pa[0]]
-    cols = 0
-    for k in range(LANES):
-        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
-        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
-        cols = max(cols, lb[k])
-    for i in range(la):  # the letters transposed, a row of lanes at a time (gathers)
-        for k in range(LANES):
-            At[i * LANES + k] = codes[sa[k] + i]
-    Bt[:LANES] = 0
-    for j in range(cols):
-        for k in range(LANES):  # letters past a pair's end: its last one, never used
-            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, 0)
     for t in range(slots):
         for k in range(LANES):
             j = t - width
