@@ -29,10 +29,13 @@ BACKEND = Backend(
     scan_peaks=scan.peaks,
     scan_slots=scan.slots,
     affine_counts_traced=True,
-    # measured against the full kernel on 20,000 pairs of C005's reads and of 400 bp
-    # community reads (11.7, 12.4); a wider band costs more than the full alignment it
-    # would spare
-    band_cost={8: 12.0},
+    # the band of 8 with a lower band of 24 (its cells' gaps at the least they can cost,
+    # docs/pruning.md): 20,000 random pairs of 2^11 community reads, full kernel 1.66 s,
+    # band 1.40 s (17.8 full cells a band cell); 2^11 at the thresholds 31.8 -> 27.2 s
+    # (benchmarks/RESULTS.md, "The CPU's band in lockstep"); a wider band costs more than
+    # the full alignment it would spare
+    band_cost={8: 17.8},
+    band_lower={8: 24},
     # an upper bound's cell, 64 pairs in lockstep (`bench_upper.py --backend cpu --kernels
     # 100000`, 400 bp community reads, two runs: 1.09 / 1.02 and 0.84 / 0.80); the narrow
     # band proves 92% of what the wide one proves on the community at 58% of its cells

@@ -6,13 +6,17 @@ same cost, counts and move as the full matrix's cell) and otherwise a lower boun
 full matrix's cost there; every cell also carries an upper bound and the moves it may
 have (which decide the gap cost of its right neighbour). A cell outside the set is
 inexact with any move and a lower bound: the lower band's (the recurrence with every
-paid gap at the least cost it can have there, over a wider band) where it is given, else cheapest_gap *
-|i - j| (any path to it makes that many gap moves, none of them free). A cell is exact
-when every move that SeqDist's rule may pick, given the candidates' bounds, comes from
-an exact neighbour with a known gap cost: the rule then picks among them what the full
-matrix picks. When the last cell is exact, cost and counts are the full kernel's, bit
-for bit.
-"""
+paid gap at the least cost it can have there, over a wider band) where it is given, else
+cheapest_gap * |i - j| (any path to it makes that many gap moves, none of them free). A
+cell is exact when every move that SeqDist's rule may pick, given the candidates'
+bounds, comes from an exact neighbour with a known gap cost: the rule then picks among
+them what the full matrix picks. When the last cell is exact, cost and counts are the
+full kernel's, bit for bit.
+
+Pairs go through in groups of LANES with A of one length, in lockstep (as the full
+kernel, backends/cpu/seqdist.py, and the upper bounds below): the group's lower band
+first (_lower_group, every lane loop branch-free, so that LLVM vectorises it), then its
+band (_band_group)."""
 from __future__ import annotations
 
 import math
@@ -23,48 +27,16 @@ from numba import njit, prange
 from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
 from ..common import check_lengths, unpack
-from .batch import pair_kernel, set_threads
+from .batch import set_threads
 from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
+EDGES = 3  # what the band reads of the lower band a row (as gpu_kernels/band.cu's)
 ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
 @njit(inline="always")
-def _lower_units(lw, r, i, j, lower, plain_gap, least_gap):
-    """The lower band's bound at cell (i, j) in units: its value within half-width
-    `lower` (row buffer r), the borders' (plain_gap a letter), else least_gap per
-    diagonal away."""
-    if i == 0:
-        return plain_gap * j
-    if j == 0:
-        return plain_gap * i
-    if abs(j - i) <= lower:
-        return lw[r, j]
-    return least_gap * abs(i - j)
-
-
-@njit(inline="always")
-def _lower(lw, r, i, j, lower, gap_bound):
-    """The bound the band takes at an outside cell (i, j) (0 < i < la, 0 < j < lb): the
-    lower band's within half-width `lower`, else gap_bound per diagonal away."""
-    if abs(j - i) <= lower:
-        return lw[r, j] / LOWER_UNITS
-    return gap_bound * abs(i - j)
-
-
-@njit(inline="always")
-def _neighbour(h, x, p, m, u, lw, r, i, j, la, lb, width, lower, gap, gap_bound):
-    """Cell (i, j) from row buffer r when it was computed, else out of band (the lower
-    band's bound, any move)."""
-    if i == 0 or j == 0 or i == la or j == lb or abs(j - i) <= width:
-        return h[r, j], x[r, j], p[r, j], m[r, j], u[r, j]
-    return (_lower(lw, r, i, j, lower, gap_bound), False, np.int64(0), np.int8(ANY_MOVE),
-            INF)
-
-
-@njit(inline="always")
-def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
+def _cell(a, b, prev_b, sub, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu):
     """One cell: (cost or lower bound, exact, counts, the moves it may have, upper bound).
     lm: the left cell's possible moves, which decide the gap cost here."""
@@ -82,13 +54,13 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
     else:
         g_lo = g_hi = homopolymer_gap if homopolymer else gap
     g_known = g_lo == g_hi
-    c1 = dh + subst_a[b]
+    c1 = dh + sub
     c2 = lh + g_lo * gap_row
     c3 = uh + g_lo * gap_col
     e1 = dx
     e2 = lx and (g_known or gap_row == 0.0)
     e3 = ux and (g_known or gap_col == 0.0)
-    u1 = du + subst_a[b]
+    u1 = du + sub
     u2 = lu + g_hi * gap_row
     u3 = uu + g_hi * gap_col
     upper = min(u1, u2, u3)
@@ -113,110 +85,305 @@ def _cell(a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row, gap_col, inc_row
     return c3, True, up + inc_col, np.int8(1 << UP), c3
 
 
-@njit(nogil=True, cache=True)
-def band_pair(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-              lower_subst, lower_gaps, h, x, p, m, u, lw):
-    """Banded SeqDist alignment of A = codes[sa:sa+la] (rows) against B = codes[sb:sb+lb].
+@njit(inline="always")
+def _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, none):
+    """A group's lanes (LANES pairs; fewer repeat the last): starts and B's lengths in sa,
+    sb, lb, and the letters transposed, a row of lanes at a time: At[i * LANES + lane] =
+    A[i], Bt[j * LANES + lane] = B[j - 1] (row 0: `none`; past a pair's end its last
+    letter, never used). Returns A's length (every lane's) and the longest B."""
+    n = len(pa)
+    for k in range(LANES):
+        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
+        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
+    la, cols = offsets[pa[0] + 1] - offsets[pa[0]], lb.max()
+    for i in range(la):
+        for k in range(LANES):
+            At[i * LANES + k] = codes[sa[k] + i]
+    Bt[:LANES] = none
+    for j in range(cols):
+        for k in range(LANES):
+            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    return la, cols
 
-    gap_bound: the scheme's cheapest_gap_shrunk. lower: the half-width of the lower band
-    whose bounds the cells outside the band take (<= width: none), with lower_subst and
-    lower_gaps its weights (lower_weights). h, u (float64), lw (int64), x (bool), p
-    (int64), m (int8: the moves as bits 1 << DIAG, LEFT, UP): scratch of shape (2, >= lb +
-    1).
-    Returns (exact, cost, packed counts, upper): with exact, cost and counts are the full
-    kernel's; otherwise cost is a lower bound on the full kernel's cost; upper is always
-    an upper bound on it.
-    """
-    # the lower band's weights in units, rounded down (lower_weights)
-    plain_gap, least_gap = lower_gaps
-    for j in range(lb + 1):
-        h[0, j] = u[0, j] = gap * j
-        x[0, j] = True
-        p[0, j] = START + j * LEN_ONE
-        m[0, j] = 1 << LEFT
-    for i in range(1, la + 1):
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, width, lower,
+                 edges, lower_last, At, Bt, low, lanes):
+    """The lower band (docs/pruning.md, section 2) of LANES pairs (pa, pb; fewer repeat the
+    last) that share A's length la, in lockstep as _upper_group (every lane loop
+    branch-free): rows 1 .. la - 1 in integer units (lower_weights), slot s = j - i + lower
+    [s * LANES + lane], the rows in two buffers by parity, by increasing s. Writes what
+    _band_group reads of it, as gpu_kernels/band.cu's seqdist_lower: per row i, [(i * EDGES + e) *
+    LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and (i, lb - 1), and
+    row la - 1's slots [s * LANES + lane]. Scratch: At, Bt (B's letters [j * LANES +
+    lane] = B[j - 1], row 0 none), low and lanes."""
+    slots = 2 * lower + 1
+    lb, sa, sb, col, s0, s1, s2, s3 = (lanes[0], lanes[1], lanes[2], lanes[3], lanes[4],
+                                       lanes[5], lanes[6], lanes[7])
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
+    for t in range(slots):
+        for k in range(LANES):
+            low[0, t * LANES + k] = plain_gap * max(t - lower, 0)
+    beyond = least_gap * (lower + 1)  # a cell just outside the lower band
+    for i in range(1, la):
+        above, row = low[(i - 1) & 1], low[i & 1]  # no lane loop writes where it reads
+        for k in range(LANES):
+            letter = At[(i - 1) * LANES + k]
+            s0[k], s1[k], s2[k], s3[k] = (lower_subst[letter, 0], lower_subst[letter, 1],
+                                          lower_subst[letter, 2], lower_subst[letter, 3])
+            col[k] = letter  # A[i - 1] a lane, for the gap test
+        first_left = plain_gap * i if i - lower - 1 == 0 else beyond  # (i, i - lower - 1)
+        for t in range(slots):
+            j = i + t - lower
+            letters = np.uint64(min(max(j, 0), cols) * LANES)
+            before = np.uint64(min(max(j - 1, 0), cols) * LANES)
+            here, next_slot = np.uint64(t * LANES), np.uint64(min(t + 1, slots - 1) * LANES)
+            prev_slot = np.uint64(max(t - 1, 0) * LANES)
+            up_outside = plain_gap * j if i == 1 else beyond
+            row_start = plain_gap * i
+            last_slot, first_slot = t == slots - 1, t == 0
+            for k in range(LANES):
+                lane = np.uint64(k)
+                # every load unconditional, selects after (so that LLVM vectorises)
+                b, b_before, a = Bt[letters + lane], Bt[before + lane], col[lane]
+                old, over, beside, lbk = (above[here + lane], above[next_slot + lane],
+                                          row[prev_slot + lane], lb[lane])
+                sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
+                # a gap extends a homopolymer only if B[j-1] is A[i-1] or B[j-2]
+                gap = least_gap if (b == a) | (b == b_before) else plain_gap
+                over = up_outside if last_slot else over
+                beside = first_left if first_slot else beside
+                value = _least(_least(old + sub, over + gap), beside + gap)
+                within = (j > 0) & (j < lbk)
+                row[here + lane] = row_start if j == 0 else (value if within else old)
+        for k in range(LANES):
+            edge = i * EDGES * LANES + k
+            edges[edge] = row[(lower - width - 1) * LANES + k]
+            edges[edge + LANES] = row[(lower + width + 1) * LANES + k]
+            at = lb[k] - 1 - i + lower  # (i, lb - 1)'s slot, where the row holds it
+            edges[edge + 2 * LANES] = row[min(max(at, 0), slots - 1) * LANES + k]
+    final = low[(la - 1) & 1]
+    for t in range(slots):
+        for k in range(LANES):
+            lower_last[t * LANES + k] = final[t * LANES + k]
+
+
+@njit(inline="always")
+def _outside(units, within_lower, distance, gap_bound):
+    """The lower bound an outside cell takes (any move, no upper bound): the lower band's
+    (units) within it, else gap_bound per diagonal away."""
+    bound = units / LOWER_UNITS if within_lower else gap_bound * distance
+    return bound, False, np.int64(0), np.int8(ANY_MOVE), INF
+
+
+@njit(inline="always")
+def _border(gap, n, move):
+    """Row 0's cell (0, n) (LEFT) or column 0's (n, 0) (UP): exact, n gap columns."""
+    return gap * n, True, START + n * LEN_ONE, np.int8(1 << move), gap * n
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _band_group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
+                edges, lower_last, exact, cost, packed, upper, At, Bt, H, X, P, M, U, lanes,
+                floats, tx, tm):
+    """The banded alignment with a certificate of LANES pairs (pa, pb; fewer repeat the last)
+    that share A's length la, in lockstep: the band |j - i| <= width, the last column and
+    the last row, each cell through _cell; the same bits as gpu_kernels/band.cu. A row's band is held by
+    diagonal, slot t for j = i + t - width, [parity, t * LANES + lane] in H, X, P, M, U
+    (cost or lower bound, exact, counts, moves, upper bound); the last column's latest
+    cell in th, tx, tp, tm, tu (of `floats`, `lanes` and the last two arguments). edges
+    and lower_last: _lower_group's, where lower > width."""
+    n = len(pa)
+    slots = 2 * width + 1
+    lb, sa, sb, tp = lanes[0], lanes[1], lanes[2], lanes[3]
+    th, tu = floats[0], floats[1]
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
+    for t in range(slots):
+        j = t - width
+        for k in range(LANES):
+            at = t * LANES + k
+            if 0 <= j <= lb[k]:
+                H[0, at], X[0, at], P[0, at], M[0, at], U[0, at] = _border(gap, j, LEFT)
+            else:
+                H[0, at], X[0, at], P[0, at], M[0, at], U[0, at] = (
+                    INF, False, np.int64(0), np.int8(ANY_MOVE), INF)
+    for k in range(LANES):  # the last column's latest cell: (0, lb)
+        th[k], tx[k], tp[k], tm[k], tu[k] = _border(gap, lb[k], LEFT)
+    with_lower = lower > width
+    for i in range(1, la):
         cur, prv = i & 1, 1 - (i & 1)
-        a = codes[sa + i - 1]
-        subst_a = subst[a]
-        last_row = i == la
-        if not last_row and lower > width:  # the lower band's row: paid gaps at their least
-            subst_lo = lower_subst[a]
-            for j in range(max(1, i - lower), min(lb - 1, i + lower) + 1):
-                b = codes[sb + j - 1]
-                # a gap into (i, j) extends a homopolymer only if B[j-1] is A[i-1] or
-                # B[j-2] (last(i, j - 1) is one of them); otherwise it pays the plain gap
-                may_extend = b == a or (j > 1 and b == codes[sb + j - 2])
-                gap_lo = least_gap if may_extend else plain_gap
-                lw[cur, j] = min(
-                    _lower_units(lw, prv, i - 1, j - 1, lower, plain_gap, least_gap)
-                    + subst_lo[b],
-                    _lower_units(lw, cur, i, j - 1, lower, plain_gap, least_gap) + gap_lo,
-                    _lower_units(lw, prv, i - 1, j, lower, plain_gap, least_gap) + gap_lo)
-        gap_row = 0.0 if last_row else 1.0
-        inc_row = 0 if last_row else 1
-        h[cur, 0] = u[cur, 0] = gap * i
-        x[cur, 0] = True
-        p[cur, 0] = START + i * LEN_ONE
-        m[cur, 0] = 1 << UP
-        # the band's columns before the last, then the last column (the last row: all)
-        lo, hi = (1, lb - 1) if last_row else (max(1, i - width), min(lb - 1, i + width))
-        cells = max(0, hi - lo + 1) + 1
-        for k in range(cells):
-            j = lo + k if k < cells - 1 else lb
-            b = codes[sb + j - 1]
-            prev_b = codes[sb + j - 2] if j > 1 else -1
-            last_col = j == lb
-            dh, dx, dp, _, du = _neighbour(h, x, p, m, u, lw, prv, i - 1, j - 1, la, lb, width,
-                                           lower, gap, gap_bound)
-            lh, lx, lp, lm, lu = _neighbour(h, x, p, m, u, lw, cur, i, j - 1, la, lb, width,
-                                            lower, gap, gap_bound)
-            uh, ux, up, _, uu = _neighbour(h, x, p, m, u, lw, prv, i - 1, j, la, lb, width,
-                                           lower, gap, gap_bound)
-            h[cur, j], x[cur, j], p[cur, j], m[cur, j], u[cur, j] = _cell(
-                a, b, prev_b, subst_a, gap, homopolymer_gap, gap_row,
-                0.0 if last_col else 1.0, inc_row, 0 if last_col else 1,
-                dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
-    r = la & 1
-    return x[r, lb], h[r, lb], p[r, lb], u[r, lb]
+        edge = i * EDGES * LANES
+        for t in range(slots):
+            j = i + t - width
+            letters = min(max(j, 0), cols) * LANES
+            before = min(max(j - 1, 0), cols) * LANES
+            for k in range(LANES):
+                a = At[(i - 1) * LANES + k]
+                b, prev_b = Bt[letters + k], Bt[before + k]
+                sub = subst[a, max(b, 0)]
+                here = t * LANES + k
+                dh, dx, dp, du = H[prv, here], X[prv, here], P[prv, here], U[prv, here]
+                if t < slots - 1:
+                    over = here + LANES
+                    uh, ux, up, uu = H[prv, over], X[prv, over], P[prv, over], U[prv, over]
+                elif j == lb[k]:
+                    uh, ux, up, uu = th[k], tx[k], tp[k], tu[k]
+                elif i == 1:
+                    uh, ux, up, _, uu = _border(gap, j, LEFT)
+                else:  # (i - 1, i + width), outside
+                    uh, ux, up, _, uu = _outside(
+                        edges[edge - EDGES * LANES + LANES + k] if with_lower else 0,
+                        with_lower, width + 1, gap_bound)
+                if t > 0:
+                    beside = here - LANES
+                    lh, lx, lp, lm, lu = (H[cur, beside], X[cur, beside], P[cur, beside],
+                                          M[cur, beside], U[cur, beside])
+                elif j - 1 == 0:
+                    lh, lx, lp, lm, lu = _border(gap, i, UP)
+                else:  # (i, i - width - 1), outside (or unread when j < 1)
+                    lh, lx, lp, lm, lu = _outside(edges[edge + k] if with_lower else 0,
+                                                  with_lower, width + 1, gap_bound)
+                at_lb = j == lb[k]
+                ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, homopolymer_gap, 1.0,
+                                           0.0 if at_lb else 1.0, 1, 0 if at_lb else 1,
+                                           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up,
+                                           uu)
+                if j == 0:
+                    ch, cx, cp, cm, cu = _border(gap, i, UP)
+                if j == 0 or 1 <= j <= lb[k]:
+                    H[cur, here], X[cur, here], P[cur, here], M[cur, here], U[cur, here] = (
+                        ch, cx, cp, cm, cu)
+                if 1 <= j and at_lb:
+                    th[k], tx[k], tp[k], tm[k], tu[k] = ch, cx, cp, cm, cu
+        for k in range(LANES):  # column lb outside the band
+            lbk = lb[k]
+            if abs(lbk - i) <= width:
+                continue
+            a = At[(i - 1) * LANES + k]
+            b, prev_b = Bt[lbk * LANES + k], Bt[(lbk - 1) * LANES + k]
+            sub = subst[a, b]
+            col_lower = with_lower and lbk - 1 >= 1
+            if i == 1:
+                dh, dx, dp, _, du = _border(gap, lbk - 1, LEFT)
+            elif lbk - 1 == 0:
+                dh, dx, dp, _, du = _border(gap, i - 1, UP)
+            else:
+                dh, dx, dp, _, du = _outside(
+                    edges[edge - EDGES * LANES + 2 * LANES + k] if col_lower else 0,
+                    col_lower and abs(lbk - 1 - (i - 1)) <= lower, abs(lbk - 1 - (i - 1)),
+                    gap_bound)
+            if lbk - 1 - i == width:
+                at = (slots - 1) * LANES + k
+                lh, lx, lp, lm, lu = H[cur, at], X[cur, at], P[cur, at], M[cur, at], U[cur, at]
+            elif lbk - 1 == 0:
+                lh, lx, lp, lm, lu = _border(gap, i, UP)
+            else:
+                lh, lx, lp, lm, lu = _outside(edges[edge + 2 * LANES + k] if col_lower else 0,
+                                              col_lower and abs(lbk - 1 - i) <= lower,
+                                              abs(lbk - 1 - i), gap_bound)
+            th[k], tx[k], tp[k], tm[k], tu[k] = _cell(
+                a, b, prev_b, sub, gap, homopolymer_gap, 1.0, 0.0, 1, 0, dh, dx, dp, du,
+                lh, lx, lp, lm, lu, th[k], tx[k], tp[k], tu[k])
+    # the last row, every column: its horizontal moves are free
+    prv = (la - 1) & 1
+    for k in range(LANES):
+        a = At[(la - 1) * LANES + k]
+        lbk = lb[k]
+        lh, lx, lp, lm, lu = _border(gap, la, UP)
+        if la == 1:
+            dh, dx, dp, _, du = _border(gap, 0, LEFT)
+        else:
+            dh, dx, dp, _, du = _border(gap, la - 1, UP)
+        for j in range(1, lbk + 1):
+            b, prev_b = Bt[j * LANES + k], Bt[(j - 1) * LANES + k]
+            sub = subst[a, b]
+            o = j - (la - 1)
+            if la == 1:
+                uh, ux, up, _, uu = _border(gap, j, LEFT)
+            elif j == lbk:
+                uh, ux, up, uu = th[k], tx[k], tp[k], tu[k]
+            elif abs(o) <= width:
+                at = (o + width) * LANES + k
+                uh, ux, up, uu = H[prv, at], X[prv, at], P[prv, at], U[prv, at]
+            else:
+                slot = min(max(o + lower, 0), 2 * max(lower, 0))
+                uh, ux, up, _, uu = _outside(
+                    lower_last[slot * LANES + k] if with_lower else 0,
+                    with_lower and abs(o) <= lower, abs(o), gap_bound)
+            at_lb = j == lbk
+            lh, lx, lp, lm, lu = _cell(a, b, prev_b, sub, gap, homopolymer_gap, 0.0,
+                                       0.0 if at_lb else 1.0, 0, 0 if at_lb else 1,
+                                       dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
+            dh, dx, dp, du = uh, ux, up, uu
+        if k < n:
+            exact[k], cost[k], packed[k], upper[k] = lx, lh, lp, lu
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                lower_subst, lower_gaps, exact, cost, packed, upper, max_len, chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
-        h = np.empty((2, max_len + 1), dtype=np.float64)
-        u = np.empty((2, max_len + 1), dtype=np.float64)
-        x = np.empty((2, max_len + 1), dtype=np.bool_)
-        p = np.empty((2, max_len + 1), dtype=np.int64)
-        m = np.empty((2, max_len + 1), dtype=np.int8)
-        lw = np.empty((2, max_len + 1), dtype=np.int64)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            s, t = pa[k], pb[k]
-            exact[k], cost[k], packed[k], upper[k] = band_pair(
-                codes, offsets[s], offsets[s + 1] - offsets[s], offsets[t],
-                offsets[t + 1] - offsets[t], subst, gap, homopolymer_gap, gap_bound, width,
-                lower, lower_subst, lower_gaps, h, x, p, m, u, lw)
+                lower_subst, lower_gaps, exact, cost, packed, upper, starts, max_len):
+    """_band_group over the groups pa[starts[g]:starts[g + 1]] of pairs with A of one
+    length, each group's lower band first (_lower_group) where lower > width."""
+    plain_gap, least_gap = lower_gaps
+    slots = 2 * max(lower, 0) + 1
+    band_slots = (2 * width + 1) * LANES
+    for g in prange(len(starts) - 1):
+        At = np.empty(max_len * LANES, dtype=np.int64)
+        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+        H = np.empty((2, band_slots), dtype=np.float64)
+        X = np.empty((2, band_slots), dtype=np.bool_)
+        P = np.empty((2, band_slots), dtype=np.int64)
+        M = np.empty((2, band_slots), dtype=np.int8)
+        U = np.empty((2, band_slots), dtype=np.float64)
+        lanes = np.empty((4, LANES), dtype=np.int64)
+        floats = np.empty((2, LANES), dtype=np.float64)
+        edges = np.empty(1, dtype=np.int64)
+        lower_last = np.empty(1, dtype=np.int64)
+        first, stop = starts[g], starts[g + 1]
+        if lower > width:
+            edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
+            lower_last = np.empty(slots * LANES, dtype=np.int64)
+            _lower_group(codes, offsets, pa[first:stop], pb[first:stop], lower_subst,
+                         plain_gap, least_gap, width, lower, edges, lower_last,
+                         np.empty(max_len * LANES, dtype=np.int64),
+                         np.empty((max_len + 1) * LANES, dtype=np.int64),
+                         np.empty((2, slots * LANES), dtype=np.int64),
+                         np.empty((9, LANES), dtype=np.int64))
+        _band_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gap,
+                    homopolymer_gap, gap_bound, width, lower, edges, lower_last,
+                    exact[first:stop], cost[first:stop], packed[first:stop],
+                    upper[first:stop], At, Bt, H, X, P, M, U, lanes, floats,
+                    np.empty(LANES, dtype=np.bool_), np.empty(LANES, dtype=np.int8))
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist_band kernel: (pa, pb, width, lower=0) -> exact (bool), cost
     (float64: the full kernel's where exact, else a lower bound), length, matches, aligned,
     leading (int32, the full kernel's where exact) and upper (float64, an upper bound on
-    the cost)."""
+    the cost). Pairs go through it in groups of LANES with A of one length (their lower
+    band in lockstep), sorted by length."""
 
     lower_subst, lower_gaps = scheme.lower_weights
     lower_subst = np.array(lower_subst, dtype=np.int64)
+    lengths = np.diff(offsets)
 
     def align(pa, pb, width, lower=0):
-        return pair_kernel(codes, offsets, threads, _band_batch,
-                           (scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
-                            scheme.cheapest_gap_shrunk, width, lower, lower_subst,
-                            lower_gaps),
-                           (np.bool_, np.float64, np.int64, np.float64),
-                           lambda exact, cost, packed, upper: (exact, cost, *unpack(packed),
-                                                                upper))(pa, pb)
+        pa = np.ascontiguousarray(pa, dtype=np.int64)
+        pb = np.ascontiguousarray(pb, dtype=np.int64)
+        outputs = [np.empty(len(pa), dtype=dtype)
+                   for dtype in (np.bool_, np.float64, np.int64, np.float64)]
+        if len(pa):
+            set_threads(threads)
+            order = np.lexsort((lengths[pb], lengths[pa]))
+            sorted_outputs = [np.empty_like(o) for o in outputs]
+            _band_batch(codes, offsets, pa[order], pb[order], scheme.matrix(), scheme.gap,
+                        scheme.homopolymer_gap, scheme.cheapest_gap_shrunk, width, lower,
+                        lower_subst, lower_gaps, *sorted_outputs,
+                        lane_groups(lengths[pa[order]]), check_lengths(offsets))
+            for out, got in zip(outputs, sorted_outputs):
+                out[order] = got
+        exact, cost, packed, upper = outputs
+        return (exact, cost, *unpack(packed), upper)
 
     return align
 
@@ -260,19 +427,7 @@ def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, e
     floats = lanes[3:].view(np.float64)
     s0, s1, s2, s3, last, left, up = (floats[0], floats[1], floats[2], floats[3],
                                       floats[4], floats[5], floats[6])
-    la = offsets[pa[0] + 1] - offsets[pa[0]]
-    cols = 0
-    for k in range(LANES):
-        x, y = pa[min(k, n - 1)], pb[min(k, n - 1)]
-        sa[k], sb[k], lb[k] = offsets[x], offsets[y], offsets[y + 1] - offsets[y]
-        cols = max(cols, lb[k])
-    for i in range(la):  # the letters transposed, a row of lanes at a time (gathers)
-        for k in range(LANES):
-            At[i * LANES + k] = codes[sa[k] + i]
-    Bt[:LANES] = 0
-    for j in range(cols):
-        for k in range(LANES):  # letters past a pair's end: its last one, never used
-            Bt[(j + 1) * LANES + k] = codes[sb[k] + max(min(j, lb[k] - 1), 0)]
+    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, 0)
     for t in range(slots):
         for k in range(LANES):
             j = t - width
