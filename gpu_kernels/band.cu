@@ -21,8 +21,9 @@
 // LOWER > WIDTH: a lower band of that half-width bounds the cells outside the band (the
 // recurrence with every paid gap at the least it can cost there: the cheapest gap where
 // it may extend a homopolymer, else the plain gap; docs/pruning.md, section 2), computed
-// first by seqdist_lower, in integer units of 1 / LOWER_UNITS (scoring/seqdist.py: lower_weights; LOWER_PLAIN_GAP,
-// LOWER_LEAST_GAP and LOWER_SHRINK, which makes the substitutions, from the scheme).
+// first by seqdist_lower, in integer units of 1 / LOWER_UNITS (scoring/seqdist.py:
+// lower_weights; LOWER_PLAIN_GAP, LOWER_LEAST_GAP and LOWER_SHRINK, which makes the
+// substitutions, from the scheme).
 #ifndef LOWER
 #define LOWER 0
 #endif

@@ -44,6 +44,12 @@ def unpack(packed):
     return length, matches, seen * (last - first + 1), seen * (first - 1) + (1 - seen) * length
 
 
+# The banded kernels' lower band (docs/pruning.md, section 2) leaves, a row of A, the
+# cells the band reads beside it: left of the band, right of it and left of the last
+# column (gpu_kernels/band.cu's EDGES).
+EDGES = 3
+
+
 # seqpairs scan's row keys (scan_rows): a row's best H and its first query column (0-based)
 # in one int64, H << COLUMN_BITS | (COLUMN_MASK - column), so that the larger key holds the
 # higher score, then the earlier column

@@ -26,12 +26,11 @@ from numba import njit, prange
 
 from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
-from ..common import check_lengths, unpack
+from ..common import EDGES, check_lengths, unpack
 from .batch import set_threads
 from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
-EDGES = 3  # what the band reads of the lower band a row (as gpu_kernels/band.cu's)
 ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
 
 
@@ -107,20 +106,17 @@ def _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, none):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, width, lower,
-                 edges, lower_last, At, Bt, low, lanes):
-    """The lower band (docs/pruning.md, section 2) of LANES pairs (pa, pb; fewer repeat the
-    last) that share A's length la, in lockstep as _upper_group (every lane loop
-    branch-free): rows 1 .. la - 1 in integer units (lower_weights), slot s = j - i + lower
-    [s * LANES + lane], the rows in two buffers by parity, by increasing s. Writes what
-    _band_group reads of it, as gpu_kernels/band.cu's seqdist_lower: per row i, [(i * EDGES + e) *
-    LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and (i, lb - 1), and
-    row la - 1's slots [s * LANES + lane]. Scratch: At, Bt (B's letters [j * LANES +
-    lane] = B[j - 1], row 0 none), low and lanes."""
+def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width, lower,
+                 edges, lower_last, low, lanes):
+    """The lower band (docs/pruning.md, section 2) of a group's LANES pairs (_letters'
+    la, cols, lb, At, Bt; Bt's row 0 none), in lockstep as _upper_group (every lane loop
+    branch-free): rows 1 .. la - 1 in integer units (lower_weights), slot s = j - i +
+    lower [s * LANES + lane], the rows in two buffers by parity, by increasing s. Writes
+    what _band_group reads of it, as gpu_kernels/band.cu's seqdist_lower: per row i,
+    [(i * EDGES + e) * LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and
+    (i, lb - 1), and row la - 1's slots [s * LANES + lane]. Scratch: low and lanes."""
     slots = 2 * lower + 1
-    lb, sa, sb, col, s0, s1, s2, s3 = (lanes[0], lanes[1], lanes[2], lanes[3], lanes[4],
-                                       lanes[5], lanes[6], lanes[7])
-    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
+    a_row, s0, s1, s2, s3 = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4]
     for t in range(slots):
         for k in range(LANES):
             low[0, t * LANES + k] = plain_gap * max(t - lower, 0)
@@ -131,7 +127,7 @@ def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, widt
             letter = At[(i - 1) * LANES + k]
             s0[k], s1[k], s2[k], s3[k] = (lower_subst[letter, 0], lower_subst[letter, 1],
                                           lower_subst[letter, 2], lower_subst[letter, 3])
-            col[k] = letter  # A[i - 1] a lane, for the gap test
+            a_row[k] = letter  # A[i - 1], for the gap test
         first_left = plain_gap * i if i - lower - 1 == 0 else beyond  # (i, i - lower - 1)
         for t in range(slots):
             j = i + t - lower
@@ -145,7 +141,7 @@ def _lower_group(codes, offsets, pa, pb, lower_subst, plain_gap, least_gap, widt
             for k in range(LANES):
                 lane = np.uint64(k)
                 # every load unconditional, selects after (so that LLVM vectorises)
-                b, b_before, a = Bt[letters + lane], Bt[before + lane], col[lane]
+                b, b_before, a = Bt[letters + lane], Bt[before + lane], a_row[lane]
                 old, over, beside, lbk = (above[here + lane], above[next_slot + lane],
                                           row[prev_slot + lane], lb[lane])
                 sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
@@ -183,21 +179,18 @@ def _border(gap, n, move):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _band_group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                edges, lower_last, exact, cost, packed, upper, At, Bt, H, X, P, M, U, lanes,
-                floats, tx, tm):
-    """The banded alignment with a certificate of LANES pairs (pa, pb; fewer repeat the last)
-    that share A's length la, in lockstep: the band |j - i| <= width, the last column and
-    the last row, each cell through _cell; the same bits as gpu_kernels/band.cu. A row's band is held by
-    diagonal, slot t for j = i + t - width, [parity, t * LANES + lane] in H, X, P, M, U
-    (cost or lower bound, exact, counts, moves, upper bound); the last column's latest
-    cell in th, tx, tp, tm, tu (of `floats`, `lanes` and the last two arguments). edges
-    and lower_last: _lower_group's, where lower > width."""
-    n = len(pa)
+def _band_group(la, cols, lb, At, Bt, subst, gap, homopolymer_gap, gap_bound, width, lower,
+                edges, lower_last, exact, cost, packed, upper, H, X, P, M, U, th, tx, tp, tm,
+                tu):
+    """The banded alignment with a certificate of a group's LANES pairs (_letters' la,
+    cols, lb, At, Bt; Bt's row 0 none; the first len(exact) lanes written), in lockstep:
+    the band |j - i| <= width, the last column and the last row, each cell through _cell;
+    the same bits as gpu_kernels/band.cu. A row's band is held by diagonal, slot t for j =
+    i + t - width, [parity, t * LANES + lane] in H, X, P, M, U (cost or lower bound,
+    exact, counts, moves, upper bound); the last column's latest cell in th, tx, tp, tm,
+    tu. edges and lower_last: _lower_group's, where lower > width."""
+    n = len(exact)
     slots = 2 * width + 1
-    lb, sa, sb, tp = lanes[0], lanes[1], lanes[2], lanes[3]
-    th, tu = floats[0], floats[1]
-    la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, -1)
     for t in range(slots):
         j = t - width
         for k in range(LANES):
@@ -330,30 +323,29 @@ def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, 
     for g in prange(len(starts) - 1):
         At = np.empty(max_len * LANES, dtype=np.int64)
         Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
-        H = np.empty((2, band_slots), dtype=np.float64)
-        X = np.empty((2, band_slots), dtype=np.bool_)
-        P = np.empty((2, band_slots), dtype=np.int64)
-        M = np.empty((2, band_slots), dtype=np.int8)
-        U = np.empty((2, band_slots), dtype=np.float64)
-        lanes = np.empty((4, LANES), dtype=np.int64)
-        floats = np.empty((2, LANES), dtype=np.float64)
+        lanes = np.empty((4, LANES), dtype=np.int64)  # lb, sa, sb, then scratch
+        first, stop = starts[g], starts[g + 1]
+        la, cols = _letters(codes, offsets, pa[first:stop], pb[first:stop], At, Bt, lanes[0],
+                            lanes[1], lanes[2], -1)
         edges = np.empty(1, dtype=np.int64)
         lower_last = np.empty(1, dtype=np.int64)
-        first, stop = starts[g], starts[g + 1]
         if lower > width:
             edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
             lower_last = np.empty(slots * LANES, dtype=np.int64)
-            _lower_group(codes, offsets, pa[first:stop], pb[first:stop], lower_subst,
-                         plain_gap, least_gap, width, lower, edges, lower_last,
-                         np.empty(max_len * LANES, dtype=np.int64),
-                         np.empty((max_len + 1) * LANES, dtype=np.int64),
-                         np.empty((2, slots * LANES), dtype=np.int64),
-                         np.empty((9, LANES), dtype=np.int64))
-        _band_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gap,
-                    homopolymer_gap, gap_bound, width, lower, edges, lower_last,
-                    exact[first:stop], cost[first:stop], packed[first:stop],
-                    upper[first:stop], At, Bt, H, X, P, M, U, lanes, floats,
-                    np.empty(LANES, dtype=np.bool_), np.empty(LANES, dtype=np.int8))
+            _lower_group(la, cols, lanes[0], At, Bt, lower_subst, plain_gap, least_gap, width,
+                         lower, edges, lower_last, np.empty((2, slots * LANES), dtype=np.int64),
+                         np.empty((5, LANES), dtype=np.int64))
+        floats = np.empty((2, LANES), dtype=np.float64)
+        _band_group(la, cols, lanes[0], At, Bt, subst, gap, homopolymer_gap, gap_bound, width,
+                    lower, edges, lower_last, exact[first:stop], cost[first:stop],
+                    packed[first:stop], upper[first:stop],
+                    np.empty((2, band_slots), dtype=np.float64),
+                    np.empty((2, band_slots), dtype=np.bool_),
+                    np.empty((2, band_slots), dtype=np.int64),
+                    np.empty((2, band_slots), dtype=np.int8),
+                    np.empty((2, band_slots), dtype=np.float64), floats[0],
+                    np.empty(LANES, dtype=np.bool_), lanes[3], np.empty(LANES, dtype=np.int8),
+                    floats[1])
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common import check_lengths, unpack
+from ..common import EDGES, check_lengths, unpack
 from .kernels import BLOCK, VARIANTS, seqdist_defines
 from .launch import PAIR_BYTES, check_written, device_pairs, free_bytes, in_runs
 
@@ -29,7 +29,6 @@ SHARED = 0.6
 UPPER_COST = {4: 1.0, 8: 0.9}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 BAND_PAIR_BYTES = PAIR_BYTES + 1 + 8 + 8  # exact flag, packed counts, upper bound
-EDGES = 3  # what the band reads of the lower band a row (band.cu: EDGES)
 
 
 def runs(count: int, per_item: int, launch, what: str):
