@@ -376,6 +376,45 @@ def counting_screener(seqset, screened_pairs):
     return screener
 
 
+@pytest.mark.parametrize("full_pairs_per_call", [1, 40, 10**9])
+def test_the_pairs_left_to_the_full_kernel_wait_for_one_call(tmp_path, full_pairs_per_call):
+    """The pairs that pruning leaves to the full kernel gathered over batches (until
+    backend.full_pairs_per_call of them, or a batch's worth of pairs held): the same kept
+    pairs, columns and order as each batch's aligned with it, in fewer calls."""
+    seqset, bins, _ = family_and_strangers(tmp_path, 26, 300, 20, 30, 0.01, 40)
+    tiles = binning.make_tiles(seqset.lengths, bins, 60)
+    calls = []
+
+    def seqdist(codes, offsets, scheme, threads=None):
+        align = CPU.seqdist(codes, offsets, scheme, threads)
+
+        def counted(i, j):
+            calls.append(len(i))
+            return align(i, j)
+        return counted
+
+    options = dict(max_distance=0.3)
+    # a band without its lower band for every pair past the counting filter: each batch
+    # has pairs settled by it and pairs left to align
+    each = dataclasses.replace(CPU, pairs_per_batch=60, seqdist=seqdist, band_shared=0.0,
+                               band_lower={})
+    unpruned, _ = compute(seqset, bins, tiles, backend=each, prune=False, **options)
+    calls.clear()
+    plain, _ = compute(seqset, bins, tiles, backend=each, **options)
+    batch_calls = sum(1 for n in calls if n)
+    calls.clear()
+    waited, _ = compute(seqset, bins, tiles, **options, backend=dataclasses.replace(
+        each, full_pairs_per_call=full_pairs_per_call))
+    assert 0 < len(unpruned) < seqset.n * (seqset.n - 1) // 2
+    for column in ("i", "j", "cost", "length", "matches", "aligned", "leading"):
+        assert np.array_equal(getattr(plain, column), getattr(unpruned, column)), column
+        assert np.array_equal(getattr(waited, column), getattr(unpruned, column)), column
+    if full_pairs_per_call == 1:
+        assert sum(1 for n in calls if n) == batch_calls
+    else:
+        assert 0 < sum(1 for n in calls if n) < batch_calls
+
+
 @pytest.mark.parametrize("screen_cost", [0.0, 1e9])
 @pytest.mark.parametrize("options", [dict(max_distance=0.3, candidate_identity=0.8, iddef=2),
                                      dict(max_distance=1.0, dense=True)])

@@ -489,7 +489,7 @@ def test_pruning_is_used_only_where_it_can_pay():
 
     seqs = sequence_set(adversarial(0)[:5])
     args = dict(backend=CPU, seqs=seqs, scheme=SEQDIST, candidate_identity=0.97, iddef=2,
-                threads=None, rest=None)
+                threads=None)
     assert pruner(**args, max_distance=0.1, dense=False, prune=True) is not None
     for changed in (dict(max_distance=math.inf, dense=False, prune=True),
                     dict(max_distance=0.1, dense=True, prune=True),

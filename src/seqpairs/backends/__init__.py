@@ -138,6 +138,10 @@ class Backend:
     affine_counts_traced: bool = False
     # cells a kernel call takes at most (a caller's step: progress, memory); inf: no limit
     cells_per_call: float = math.inf
+    # the distance stage gathers the pairs that pruning leaves to the full kernel from
+    # batch after batch until this many, then aligns them in one call: a GPU's
+    # one-thread-per-pair kernel takes a pair's whole serial time for a call of a few pairs
+    full_pairs_per_call: int = 0
     # seqdist_band's half-widths, tried in turn (narrowest first), each with the cost of a
     # band cell relative to a cell of what aligns the rest (pairs/prune.py: which bands pay)
     band_cost: dict[int, float] = field(default_factory=dict)

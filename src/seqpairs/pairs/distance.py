@@ -71,15 +71,13 @@ def steps(cells, most: float, to_host=np.asarray):
 
 
 def pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads, dense,
-           prune, rest):
+           prune):
     """The exact pruning when asked for, possible on the backend and useful: a distance
-    limit drops pairs and no dense output needs every pair. `rest`: what aligns the pairs
-    it cannot settle (Pruner's)."""
+    limit drops pairs and no dense output needs every pair."""
     if (not prune or dense or None in (backend.seqdist_band, backend.seqdist_upper,
                                        backend.qgram_shared) or max_distance == math.inf):
         return None
-    return Pruner(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef,
-                  rest=rest)
+    return Pruner(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef)
 
 
 def screener(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads):
@@ -121,7 +119,13 @@ class SeqDistPass:
             if backend.seqdist_screen is not None:
                 self.align = backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
         self.pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef,
-                             threads, dense_out is not None, prune, self.exact)
+                             threads, dense_out is not None, prune)
+        # batches whose pairs left by the pruner wait for the full kernel, up to
+        # backend.full_pairs_per_call of those or pairs_per_batch held: (i, j of the pairs
+        # that may be kept, settled columns, positions left) each
+        self.waiting, self.waiting_pairs, self.waiting_held = [], 0, 0
+        self.full_pairs_per_call = backend.full_pairs_per_call
+        self.pairs_per_batch = backend.pairs_per_batch
 
     def selected(self, i, j, cost, counts, bound_of):
         """The pairs the filter keeps by their distance or their identity bound."""
@@ -174,11 +178,51 @@ class SeqDistPass:
     def write_dense(self, i, j, distance) -> None:
         write_dense(self.dense_out, self.to_host, i, j, distance)
 
-    def __call__(self, i, j):
-        may_keep, cost, *counts = (self.exact if self.pruned is None else self.pruned)(i, j)
-        i, j = i[may_keep], j[may_keep]  # length, matches, aligned, leading
+    def kept(self, i, j, may_keep, cost, *counts):
+        """(i, j, cost, length, matches, aligned, leading) of the pairs `may_keep` (positions
+        in i, j, in order, with their full kernel's values) that the filter keeps."""
+        i, j = i[may_keep], j[may_keep]
         keep = self.selected(i, j, cost, counts, upper_bound)
         return tuple(a[keep] for a in (i, j, cost, *counts))
+
+    def __call__(self, i, j):
+        """The kept pairs of (i, j); with pruning, those of this batch and of the batches
+        before it that waited for the full kernel (in batch order), or None while they wait."""
+        if self.pruned is None:
+            return self.kept(i, j, *self.exact(i, j))
+        xp = self.xp
+        settled, left = self.pruned.settle(i, j)
+        # only the batch's pairs that may be kept wait, in order: positions into them
+        may = xp.sort(xp.concatenate((settled[0], left)))
+        self.waiting.append((i[may], j[may], (xp.searchsorted(may, settled[0]), *settled[1:]),
+                             xp.searchsorted(may, left)))
+        self.waiting_pairs += len(left)
+        self.waiting_held += len(may)
+        if (self.waiting_pairs >= self.full_pairs_per_call
+                or self.waiting_held >= self.pairs_per_batch):
+            return self.flush()
+        return None
+
+    def flush(self):
+        """The kept pairs of the batches waiting for the full kernel (None if none): their
+        pairs left aligned in one call of exact() (a GPU's full kernel takes a pair's whole
+        time however few its pairs: a small call per batch would cost that each time)."""
+        if not self.waiting:
+            return None
+        xp = self.xp
+        waiting, self.waiting, self.waiting_pairs, self.waiting_held = self.waiting, [], 0, 0
+        positions, *values = self.exact(xp.concatenate([i[left] for i, _, _, left in waiting]),
+                                        xp.concatenate([j[left] for _, j, _, left in waiting]))
+        out, start = [], 0
+        for i, j, settled, left in waiting:  # each batch's share of the call's results
+            stop = start + len(left)
+            lo, hi = (int(k) for k in xp.searchsorted(positions, xp.asarray([start, stop])))
+            aligned = (left[positions[lo:hi] - start], *(v[lo:hi] for v in values))
+            found = [xp.concatenate(c) for c in zip(settled, aligned)]
+            order = xp.argsort(found[0])
+            out.append(self.kept(i, j, *(c[order] for c in found)))
+            start = stop
+        return tuple(xp.concatenate(c) for c in zip(*out))
 
     def summary(self) -> str | None:
         return None if self.pruned is None else f"pruning: {self.pruned.summary()}"
@@ -221,6 +265,10 @@ class AffinePass:
         if self.candidate_identity is not None:
             keep |= percent >= 100.0 * self.candidate_identity
         return tuple(a[keep] for a in (i, j, distance, *counts))
+
+    def flush(self):
+        """Nothing waits: every batch's kept pairs came with it."""
+        return None
 
     def summary(self) -> str | None:
         return (f"affine screen: {self.passed} of {self.screened} pairs counted"
@@ -408,15 +456,24 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             for start, stop in steps(cells, worker.cells_per_call, to_host):  # progress
                 on_device = step(all_i[start:stop], all_j[start:stop])
                 with lock:
-                    totals[0] += len(on_device[0])
-                    if kept is None:
-                        batches_kept.append(tuple(to_host(a) for a in on_device))
-                    else:  # in slices: a GPU batch's pairs alone would exceed a small budget
-                        for first in range(0, len(on_device[0]), KEPT_SLICE):
-                            kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
+                    hand(on_device, to_host)
                     progress.update(float(cells[start:stop].sum()))
             with lock:
                 totals[1:] += len(all_i), float(cells.sum())
+        on_device = step.flush()  # the batches that waited
+        with lock:
+            hand(on_device, to_host)
+
+    def hand(on_device, to_host):
+        """A step's kept pairs (None: none yet) to `kept` or batches_kept, the lock held."""
+        if on_device is None:
+            return
+        totals[0] += len(on_device[0])
+        if kept is None:
+            batches_kept.append(tuple(to_host(a) for a in on_device))
+        else:  # in slices: a GPU batch's pairs alone would exceed a small budget
+            for first in range(0, len(on_device[0]), KEPT_SLICE):
+                kept(*(to_host(a[first:first + KEPT_SLICE]) for a in on_device))
 
     lists = [np.arange(len(tiles))] if work is None else work
     if helper:

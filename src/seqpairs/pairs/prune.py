@@ -12,8 +12,8 @@ neither test needs every pair's alignment:
    (backend.band_cost: the widths, narrowest first, and what a band cell costs): a
    certified pair has the full matrix's cost and counts bit for bit; an uncertified one
    still gives bounds on its cost, which drop it when they prove it fails both tests;
-3. what is left is aligned in full (backend.seqdist; or the caller's `rest`, which may
-   screen first and return only the pairs that may be kept).
+3. what is left is aligned in full (backend.seqdist; or by the caller, Pruner.settle,
+   which may screen first).
 
 The pairs that reach the caller carry exactly the full kernel's values and include every
 pair the thresholds keep, so the edge list is the same bytes as without pruning.
@@ -84,16 +84,11 @@ class Pruner:
     leading of those pairs), the same values as the backend's full seqdist kernel."""
 
     def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
-                 iddef, rest=None):
+                 iddef):
         xp = backend.xp
         self.xp = xp
         self.lengths = xp.asarray(seqs.lengths)
-        if rest is None:
-            align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
-
-            def rest(i, j):
-                return xp.arange(len(i)), *align(i, j)
-        self.rest = rest
+        self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
         self.band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, threads)
         self.upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, threads)
         self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q,
@@ -185,7 +180,11 @@ class Pruner:
             pending = left
         return pending, paid
 
-    def __call__(self, i, j):
+    def settle(self, i, j):
+        """The pairs that the bounds settle: returns (positions of the pairs whose exact
+        values the bands gave; cost, length, matches, aligned, leading of those pairs) in
+        no particular order, and the positions of the pairs left to align in full (which
+        include every other pair the thresholds may keep)."""
         xp = self.xp
         n = len(i)
         la, lb = self.lengths[i], self.lengths[j]
@@ -209,7 +208,8 @@ class Pruner:
             pending = pending[~fails]
         self.stats["pairs"] += n
         self.stats["qgrams"] += n - len(pending)
-        found = []  # (positions, values) of exact pairs
+        found = [(xp.empty(0, dtype=np.int64), xp.empty(0),
+                  *[xp.empty(0, np.int32)] * 4)]  # (positions, values) of exact pairs
         widths = list(self.band_cost)
         # bands only where a certificate is likely (the others to the full kernel at once)
         likely = (shared[pending]
@@ -228,12 +228,14 @@ class Pruner:
         else:
             pending, _ = self._bands(i, j, pending, widths, shared, shortest, total, found)
         pending = xp.concatenate((pending, unlikely))
+        self.stats["full"] += len(pending)
+        return tuple(xp.concatenate(c) for c in zip(*found)), pending
+
+    def __call__(self, i, j):
+        xp = self.xp
+        found, pending = self.settle(i, j)
         if len(pending):
-            self.stats["full"] += len(pending)
-            positions, *values = self.rest(i[pending], j[pending])
-            found.append((pending[positions], *values))
-        if not found:
-            return xp.empty(0, dtype=np.int64), xp.empty(0), *[xp.empty(0, np.int32)] * 4
-        columns = [xp.concatenate(c) for c in zip(*found)]
-        order = xp.argsort(columns[0])
-        return tuple(c[order] for c in columns)
+            found = tuple(xp.concatenate(c)
+                          for c in zip(found, (pending, *self.align(i[pending], j[pending]))))
+        order = xp.argsort(found[0])
+        return tuple(c[order] for c in found)

@@ -29,6 +29,7 @@ def backend(device: int = 0) -> Backend:
         xp=cupy,
         to_host=cupy.asnumpy,
         pairs_per_batch=16_000_000,  # per batch the pruner's host work is ~50 ms
+        full_pairs_per_call=1 << 21,  # the full kernel's resident pairs many times over
         seqdist=seqdist.aligner,
         seqdist_screen=seqdist.screener,
         seqdist_band=band.aligner,
