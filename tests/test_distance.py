@@ -413,6 +413,17 @@ def test_the_pairs_left_to_the_full_kernel_wait_for_one_call(tmp_path, full_pair
         assert sum(1 for n in calls if n) == batch_calls
     else:
         assert 0 < sum(1 for n in calls if n) < batch_calls
+    # handed to `kept` (no order asked for): the same pairs and columns
+    handed = []
+    compute(seqset, bins, tiles, **options, kept=lambda *columns: handed.append(columns),
+            backend=dataclasses.replace(each, full_pairs_per_call=full_pairs_per_call))
+    i, j, *values = (np.concatenate(c) for c in zip(*handed))
+    order = np.lexsort((j, i))
+    want = np.lexsort((unpruned.j, unpruned.i))
+    assert np.array_equal(i[order], unpruned.i[want])
+    assert np.array_equal(j[order], unpruned.j[want])
+    for got, column in zip(values, ("cost", "length", "matches", "aligned", "leading")):
+        assert np.array_equal(got[order], getattr(unpruned, column)[want]), column
 
 
 @pytest.mark.parametrize("screen_cost", [0.0, 1e9])

@@ -102,10 +102,11 @@ def write_dense(dense_out, to_host, i, j, distance) -> None:
 class SeqDistPass:
     """One step of compute() under a SeqDistScheme: pairs (i, j) -> the kept ones with
     their SeqDist columns (cost, length, matches, aligned, leading), every pair's distance
-    written to `dense_out` when given."""
+    written to `dense_out` when given; `in_order`: the kept pairs in the order of the
+    pairs given (else the pairs that pruning settles come at once, the others later)."""
 
     def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
-                 iddef, dense_out, prune):
+                 iddef, dense_out, prune, in_order=True):
         self.xp, self.to_host, self.dense_out = backend.xp, backend.to_host, dense_out
         self.max_distance, self.candidate_identity, self.iddef = (max_distance,
                                                                  candidate_identity, iddef)
@@ -122,8 +123,9 @@ class SeqDistPass:
                              threads, dense_out is not None, prune)
         # batches whose pairs left by the pruner wait for the full kernel, up to
         # backend.full_pairs_per_call of those or pairs_per_batch held: (i, j of the pairs
-        # that may be kept, settled columns, positions left) each
+        # that wait, their settled columns, positions of those left) each
         self.waiting, self.waiting_pairs, self.waiting_held = [], 0, 0
+        self.in_order = in_order
         self.full_pairs_per_call = backend.full_pairs_per_call
         self.pairs_per_batch = backend.pairs_per_batch
 
@@ -186,22 +188,32 @@ class SeqDistPass:
         return tuple(a[keep] for a in (i, j, cost, *counts))
 
     def __call__(self, i, j):
-        """The kept pairs of (i, j); with pruning, those of this batch and of the batches
-        before it that waited for the full kernel (in batch order), or None while they wait."""
+        """The kept pairs of (i, j) and of the batches before it that waited for the full
+        kernel (with pruning), or None while they wait. In order (in_order): the pairs of
+        each batch as it came, its kept pairs waiting with it; else its settled pairs now,
+        the others when they are aligned."""
         if self.pruned is None:
             return self.kept(i, j, *self.exact(i, j))
         xp = self.xp
         settled, left = self.pruned.settle(i, j)
-        # only the batch's pairs that may be kept wait, in order: positions into them
-        may = xp.sort(xp.concatenate((settled[0], left)))
-        self.waiting.append((i[may], j[may], (xp.searchsorted(may, settled[0]), *settled[1:]),
-                             xp.searchsorted(may, left)))
+        now = None
+        if self.in_order:  # the batch's pairs that may be kept wait, in order
+            may = xp.sort(xp.concatenate((settled[0], left)))
+            settled = (xp.searchsorted(may, settled[0]), *settled[1:])
+            i, j, left = i[may], j[may], xp.searchsorted(may, left)
+        else:
+            order = xp.argsort(settled[0])
+            now = self.kept(i, j, *(c[order] for c in settled))
+            i, j, left = i[left], j[left], xp.arange(len(left))
+            settled = tuple(c[:0] for c in settled)
+        self.waiting.append((i, j, settled, left))
         self.waiting_pairs += len(left)
-        self.waiting_held += len(may)
-        if (self.waiting_pairs >= self.full_pairs_per_call
-                or self.waiting_held >= self.pairs_per_batch):
-            return self.flush()
-        return None
+        self.waiting_held += len(i)
+        if (self.waiting_pairs < self.full_pairs_per_call
+                and self.waiting_held < self.pairs_per_batch):
+            return now
+        later = self.flush()
+        return later if now is None else tuple(xp.concatenate(c) for c in zip(now, later))
 
     def flush(self):
         """The kept pairs of the batches waiting for the full kernel (None if none): their
@@ -231,10 +243,11 @@ class SeqDistPass:
 class AffinePass:
     """One step of compute() under an AffineScheme: pairs (i, j) -> the kept ones with
     distance = 1 - identity by iddef (vsearch_percent's, exact) and the AFFINE_COUNTS of
-    the alignment of j (A, the earlier sequence: vsearch's query) against i."""
+    the alignment of j (A, the earlier sequence: vsearch's query) against i, in order
+    whatever `in_order`."""
 
     def __init__(self, backend, seqs, scheme, threads, max_distance, candidate_identity,
-                 iddef, dense_out, prune):
+                 iddef, dense_out, prune, in_order=True):
         self.to_host, self.dense_out = backend.to_host, dense_out
         self.max_distance, self.candidate_identity, self.iddef = (max_distance,
                                                                  candidate_identity, iddef)
@@ -441,7 +454,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
                 PASSES[scheme.family](worker, seqs, scheme,
                                       helper_threads if worker is helper else threads,
                                       max_distance, candidate_identity, iddef, dense_out,
-                                      prune),
+                                      prune, in_order=kept is None),
                 [worker.xp.asarray(m) for m in tiling.bin_members(seqs.lengths, bins)],
                 worker.xp.asarray(seqs.lengths))
         step, members, lengths = made[id(worker)]
