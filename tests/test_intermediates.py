@@ -320,6 +320,37 @@ def test_key_ranges_of_several_spills_hold_every_pair_once_in_order(tmp_path, bu
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.parametrize("parts", [1, 2, 5, 16])
+def test_balanced_splits_cut_runs_into_parts_of_about_equal_counts(tmp_path, parts):
+    """Runs in memory and on disk (a slice of one among them), keys crowded in one corner:
+    runs.cut at runs.balanced_splits gives every record once, each part's keys below the
+    next part's, and parts within 10% of an equal share."""
+    rng = np.random.default_rng(parts)
+    keys = np.unique(np.concatenate([rng.integers(0, 10**6, 30_000),
+                                     rng.integers(10**9, 10**9 + 10**5, 90_000)]))
+    rng.shuffle(keys)
+    columns = runs.run_columns(LAYOUTS["seqdist"])
+    held = []
+    with runs.Scratch(tmp_path, "edges.npz") as scratch:
+        for k, share in enumerate(np.array_split(keys, 4)):
+            share = np.sort(share)
+            values = {"key": share, **{name: np.zeros(share.size, dtype)
+                                       for name, dtype in columns.items() if name != "key"}}
+            held.append(runs.MemoryRun(values, columns) if k % 2
+                        else scratch.write_run(share.size, [values], columns))
+        held[0] = held[0].part(10, held[0].count - 10)  # a slice of a file's run
+        total = sum(run.count for run in held)
+        splits = runs.balanced_splits(held, parts)
+        assert np.all(np.diff(splits) > 0) and len(splits) == parts - 1
+        got = [np.sort(np.concatenate([run.read("key", 0, run.count) for run in part]))
+               for part in runs.cut(held, splits)]
+        want = np.sort(np.concatenate([run.read("key", 0, run.count) for run in held]))
+    assert total == keys.size - 20 and want.size == total
+    assert np.array_equal(np.concatenate(got), want)
+    assert all(a[-1] < b[0] for a, b in zip(got, got[1:]))
+    assert all(abs(len(part) - total / parts) <= 0.1 * total / parts for part in got)
+
+
 def test_even_splits_cut_every_key_into_ranges_equal_within_one():
     for keys, parts in ((10, 3), (7, 7), (5, 8), (2**40 + 3, 32), (0, 4)):
         splits = runs.even_splits(keys, parts)
@@ -382,16 +413,16 @@ def test_spilled_edge_list_is_the_same_bytes(tmp_path, cli):
     memory, and the mothur export the same lines; no run is left behind."""
     fasta = write_fasta(tmp_path / "in.fasta", family(300, 24, seed=5, rate=0.3))
     outputs = {}
-    for memory in ("1", "512"):
-        out = tmp_path / memory
-        code, _, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--threads", 1,
-                           "--max-distance", "1000", "--edges", out / "e.npz", "--mothur",
-                           out / "m.dist", "--memory", memory)
+    for memory, threads in (("1", 1), ("512", 1), ("512", 4)):  # 4: merged in 4 parts
+        out = tmp_path / f"{memory}-{threads}"
+        code, _, err = cli("-q", "distance", "-i", fasta, "--backend", "cpu", "--threads",
+                           threads, "--max-distance", "1000", "--edges", out / "e.npz",
+                           "--mothur", out / "m.dist", "--memory", memory)
         assert code == 0, err
         assert sorted(p.name for p in out.iterdir()) == ["e.npz", "m.dist"]
-        outputs[memory] = [(out / name).read_bytes() for name in ("e.npz", "m.dist")]
-    assert outputs["1"] == outputs["512"]
-    edges = read_edges(tmp_path / "1" / "e.npz")
+        outputs[memory, threads] = [(out / name).read_bytes() for name in ("e.npz", "m.dist")]
+    assert outputs["1", 1] == outputs["512", 1] == outputs["512", 4]
+    edges = read_edges(tmp_path / "1-1" / "e.npz")
     record = runs.record_bytes(runs.run_columns(LAYOUTS["seqdist"])) + runs.SORT_OVERHEAD
     assert len(edges) > 2 * (1 << 20) // record  # more pairs than one run holds
     assert edges.sequences == sequence_digest([f"s{k}" for k in range(300)],

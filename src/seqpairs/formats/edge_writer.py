@@ -21,15 +21,18 @@ from .npz import Archive, crc32_combine
 from .runs import (
     Overlap,
     Scratch,
+    balanced_splits,
+    cut,
     edge_list_run,
     edge_pieces,
     edge_rows,
     fewer_runs,
+    merges_within,
     run_columns,
 )
 
 log = logging.getLogger("seqpairs.distance")
-PIECE = 1 << 16  # pairs of the edge list's rows made and written by one thread at a time
+PIECE = 1 << 16  # pairs of the edge list's rows made and written by a thread at a time
 
 
 @contextlib.contextmanager
@@ -94,29 +97,35 @@ def write_edges_together(executor, path, about: Edges, counts: np.ndarray, owned
 def write_ranges(archive: Archive, fd: int, layout, owned: dict, starts: np.ndarray,
                  budget: int, threads: int) -> list:
     """(CRC-32, bytes) of each owned range's piece of each pair member (range after range,
-    member after member): each range's runs merged here within the budget, in pieces of
-    PIECE pairs whose rows `threads` threads make and write at once (Archive.write_piece;
-    NumPy, zlib and the writes let them run beside each other), at most 2 x threads
-    pieces in hand; each member's CRC-32 combined over its pieces in order."""
+    member after member). Each range's runs are cut by key into parts of about equal
+    counts (runs.balanced_splits), as many as `threads` and as the budget lets merge at
+    once (runs.merges_within); threads each merge a part within its share of the budget
+    and make and write its rows in pieces of PIECE pairs (Archive.write_piece, in place:
+    NumPy, zlib and the writes let them run beside each other; one merge in one thread
+    was the tail's bottleneck); each member's CRC-32 combined over the pieces in order."""
     pairs = layout.members
-    written = {}  # range -> the futures of its pieces, in order
-    submitted = []  # every piece's future, in order: the oldest awaited beyond 2 x threads
-    with ThreadPoolExecutor(threads, thread_name_prefix="seqpairs-rows") as pool:
-        for r, runs in owned.items():
-            row, written[r] = int(starts[r]), []
-            for piece in edge_pieces(runs, budget, layout, PIECE):
-                # a copy: the merge's chunk that the piece views goes as the merge moves on
-                piece = {name: values.copy() for name, values in piece.items()}
-                submitted.append(pool.submit(
-                    lambda piece, row: archive.write_piece(fd, row, edge_rows(piece, layout)),
-                    piece, row))
-                written[r].append(submitted[-1])
-                row += len(piece["key"])
-                if len(submitted) > 2 * threads:
-                    submitted[-2 * threads - 1].result()
+    at_once = min((merges_within(runs, budget, threads) for runs in owned.values()),
+                  default=1)
+    parts = []  # (range, row of its first pair, its runs), in row order
+    for r, runs in owned.items():
+        row = int(starts[r])
+        for part in cut(runs, balanced_splits(runs, at_once)):
+            parts.append((r, row, part))
+            row += sum(run.count for run in part)
+
+    def write_part(row: int, runs: list) -> list:
+        written = []
+        for piece in edge_pieces(runs, budget // at_once, layout, PIECE):
+            written.append(archive.write_piece(fd, row, edge_rows(piece, layout)))
+            row += len(piece["key"])
+        return written
+
+    with ThreadPoolExecutor(at_once, thread_name_prefix="seqpairs-rows") as pool:
+        done = list(pool.map(lambda part: write_part(*part[1:]), parts))
     mine = []
     for r in owned:
-        pieces = [future.result() for future in written[r]]
+        pieces = [piece for (owner, _, _), written in zip(parts, done) if owner == r
+                  for piece in written]
         for name in pairs:
             crc, size = 0, 0
             for piece in pieces:

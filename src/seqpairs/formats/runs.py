@@ -72,6 +72,14 @@ class MemoryRun:
     def read(self, name: str, start: int, stop: int) -> np.ndarray:
         return self.values[name][start:stop]
 
+    def keys(self) -> np.ndarray:
+        return self.values["key"]
+
+    def part(self, start: int, stop: int) -> MemoryRun:
+        """Records start..stop-1 (views)."""
+        return MemoryRun({name: values[start:stop] for name, values in self.values.items()},
+                         self.columns)
+
 
 @dataclass
 class FileRun:
@@ -92,6 +100,17 @@ class FileRun:
         dtype = self.columns[name]
         return np.fromfile(self.column(name), dtype, count=stop - start,
                            offset=(self.first + start) * dtype.itemsize)
+
+    def keys(self) -> np.ndarray:
+        """The keys as a memory map: a search reads only the pages it visits."""
+        if not self.count:
+            return np.empty(0, KEY)
+        return np.memmap(self.column("key"), KEY, "r", offset=self.first * KEY.itemsize,
+                         shape=(self.count,))
+
+    def part(self, start: int, stop: int) -> FileRun:
+        """Records start..stop-1, a slice that never removes the files."""
+        return FileRun(self.path, stop - start, self.columns, self.first + start, whole=False)
 
     def remove(self) -> None:
         if self.whole:
@@ -166,6 +185,15 @@ def window_for(runs: list, width: int, budget: int) -> int:
     stays within `budget` bytes: every window, their concatenation, its sort index and
     the reordered chunk."""
     return budget // (max(len(runs), 1) * (3 * width + 8))
+
+
+def merges_within(runs: list, budget: int, most: int) -> int:
+    """How many merges of parts of `runs` (each reading every run in windows of at least
+    MIN_WINDOW records) fit the budget at once, from 1 to `most`."""
+    if not runs:
+        return 1
+    width = record_bytes(runs[0].columns)
+    return max(1, min(most, budget // (len(runs) * MIN_WINDOW * (3 * width + 8))))
 
 
 class Overlap(ValueError):
@@ -374,15 +402,38 @@ class Spill:
         (even_splits): for each range, (path, first record, count) of its records in each
         run that has some, for FileRuns on any worker that sees this folder."""
         self._flush()
-        ranges: list[list[tuple[str, int, int]]] = [[] for _ in range(len(splits) + 1)]
-        for run in self.runs:
-            keys = np.memmap(run.column("key"), KEY, "r", shape=(run.count,))
-            bounds = [0, *np.searchsorted(keys, splits).tolist(), run.count]
-            del keys
-            for held, first, stop in zip(ranges, bounds, bounds[1:]):
-                if stop > first:
-                    held.append((str(run.path), first, stop - first))
-        return ranges
+        return [[(str(run.path), run.first, run.count) for run in held]
+                for held in cut(self.runs, splits)]
+
+
+def cut(runs: list, splits: np.ndarray) -> list[list]:
+    """For each of the len(splits) + 1 ranges of keys that `splits` (increasing) cut, the
+    slices of `runs` that hold its keys (runs without any left out)."""
+    ranges: list[list] = [[] for _ in range(len(splits) + 1)]
+    for run in runs:
+        bounds = [0, *np.searchsorted(run.keys(), splits).tolist(), run.count]
+        for held, first, stop in zip(ranges, bounds, bounds[1:]):
+            if stop > first:
+                held.append(run.part(first, stop))
+    return ranges
+
+
+def balanced_splits(runs: list, parts: int, samples: int = 1 << 10) -> np.ndarray:
+    """parts - 1 increasing keys that cut the records of `runs` into `parts` ranges of
+    about equal counts (from `samples` keys a run at even steps)."""
+    keys, weights = [], []
+    for run in runs:
+        if run.count:
+            at = np.unique(np.linspace(0, run.count - 1, min(run.count, samples)).astype(np.int64))
+            keys.append(np.asarray(run.keys()[at]))
+            weights.append(np.full(len(at), run.count / len(at)))
+    if not keys:
+        return np.empty(0, KEY)
+    keys, weights = np.concatenate(keys), np.concatenate(weights)
+    order = np.argsort(keys, kind="stable")
+    keys, below = keys[order], np.cumsum(weights[order])
+    at = np.searchsorted(below, below[-1] * np.arange(1, parts) / parts)
+    return np.unique(keys[np.minimum(at, len(keys) - 1)])
 
 
 def even_splits(keys: int, parts: int) -> np.ndarray:
