@@ -535,3 +535,30 @@ def test_affine_screen_keeps_exactly_the_unscreened_pairs(tmp_path, options):
     distance.compute(seqset, bins, tiles, backend=backend, scheme=scheme, prune=False,
                      **options)
     assert not screened_pairs
+
+
+@pytest.mark.parametrize("tasks", [0, 1, 5, 997])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_cpu_kernels_in_parallel_take_every_task_once(tasks, threads, monkeypatch):
+    """backends/cpu/batch.in_parallel (the distance stage's and the filter's CPU kernels
+    on threads): the chunks cover every task once, the kernel's arguments passed on, and
+    a kernel's error reaches the caller."""
+    import numba
+
+    from seqpairs.backends.cpu import batch
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 4)
+    done = np.zeros(tasks, dtype=np.int64)
+
+    def kernel(first, stop, out, value):
+        out[first:stop] += value
+
+    batch.in_parallel(kernel, tasks, threads, done, 1)
+    assert np.array_equal(done, np.ones(tasks))
+
+    def failing(first, stop):
+        raise ValueError("kernel failed")
+
+    if tasks:
+        with pytest.raises(ValueError, match="kernel failed"):
+            batch.in_parallel(failing, tasks, threads)

@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...scoring.seqdist import LOWER_UNITS
 from ..alignments import DIAG, LEFT, UP
 from ..common import EDGES, check_lengths, unpack
-from .batch import set_threads
+from .batch import in_parallel
 from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
@@ -312,15 +312,17 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, homopolymer_gap, gap_bound, wi
             exact[k], cost[k], packed[k], upper[k] = lx, lh, lp, lu
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _band_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                lower_subst, lower_gaps, exact, cost, packed, upper, starts, max_len):
+@njit(nogil=True, cache=True)
+def _band_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, homopolymer_gap,
+                 gap_bound, width, lower, lower_subst, lower_gaps, exact, cost, packed, upper,
+                 starts, max_len):
     """_band_group over the groups pa[starts[g]:starts[g + 1]] of pairs with A of one
-    length, each group's lower band first (_lower_group) where lower > width."""
+    length, g from first_group to stop_group - 1, each group's lower band first
+    (_lower_group) where lower > width."""
     plain_gap, least_gap = lower_gaps
     slots = 2 * max(lower, 0) + 1
     band_slots = (2 * width + 1) * LANES
-    for g in prange(len(starts) - 1):
+    for g in range(first_group, stop_group):
         At = np.empty(max_len * LANES, dtype=np.int64)
         Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
         lanes = np.empty((4, LANES), dtype=np.int64)  # lb, sa, sb, then scratch
@@ -365,13 +367,13 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
         outputs = [np.empty(len(pa), dtype=dtype)
                    for dtype in (np.bool_, np.float64, np.int64, np.float64)]
         if len(pa):
-            set_threads(threads)
             order = np.lexsort((lengths[pb], lengths[pa]))
             sorted_outputs = [np.empty_like(o) for o in outputs]
-            _band_batch(codes, offsets, pa[order], pb[order], scheme.matrix(), scheme.gap,
-                        scheme.homopolymer_gap, scheme.cheapest_gap_shrunk, width, lower,
-                        lower_subst, lower_gaps, *sorted_outputs,
-                        lane_groups(lengths[pa[order]]), check_lengths(offsets))
+            starts = lane_groups(lengths[pa[order]])
+            in_parallel(_band_groups, len(starts) - 1, threads, codes, offsets, pa[order],
+                        pb[order], scheme.matrix(), scheme.gap, scheme.homopolymer_gap,
+                        scheme.cheapest_gap_shrunk, width, lower, lower_subst, lower_gaps,
+                        *sorted_outputs, starts, check_lengths(offsets))
             for out, got in zip(outputs, sorted_outputs):
                 out[order] = got
         exact, cost, packed, upper = outputs
@@ -512,15 +514,17 @@ def _upper_row(i, width, cols, gap, dear, Bt, above, band, lb, s0, s1, s2, s3, l
         last[lane] = value if (lbk - i > width) | (i - lbk > width) else before
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _upper_batch(codes, offsets, pa, pb, subst, gap, dear, width, out, starts, max_len):
-    """_upper_group over the groups pa[starts[g]:starts[g + 1]]."""
-    for g in prange(len(starts) - 1):
-        At = np.empty(max_len * LANES, dtype=np.int64)
-        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
-        even = np.empty((2 * width + 1) * LANES, dtype=np.float64)
-        odd = np.empty((2 * width + 1) * LANES, dtype=np.float64)
-        lanes = np.empty((10, LANES), dtype=np.int64)
+@njit(nogil=True, cache=True)
+def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, dear, width,
+                  out, starts, max_len):
+    """_upper_group over the groups pa[starts[g]:starts[g + 1]], g from first_group to
+    stop_group - 1."""
+    At = np.empty(max_len * LANES, dtype=np.int64)
+    Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+    even = np.empty((2 * width + 1) * LANES, dtype=np.float64)
+    odd = np.empty((2 * width + 1) * LANES, dtype=np.float64)
+    lanes = np.empty((10, LANES), dtype=np.int64)
+    for g in range(first_group, stop_group):
         first, stop = starts[g], starts[g + 1]
         _upper_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gap, dear, width,
                      out[first:stop], At, Bt, even, odd, lanes)
@@ -543,12 +547,12 @@ def upper(codes, offsets, scheme, threads: int | None = None):
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         upper = np.empty(len(pa))
         if len(pa):
-            set_threads(threads)
             order = np.lexsort((lengths[pb], lengths[pa]))
             sorted_upper = np.empty(len(pa))
-            _upper_batch(codes, offsets, pa[order], pb[order], subst, scheme.gap,
-                         scheme.dearest_gap, width, sorted_upper,
-                         lane_groups(lengths[pa[order]]), check_lengths(offsets))
+            starts = lane_groups(lengths[pa[order]])
+            in_parallel(_upper_groups, len(starts) - 1, threads, codes, offsets, pa[order],
+                        pb[order], subst, scheme.gap, scheme.dearest_gap, width, sorted_upper,
+                        starts, check_lengths(offsets))
             upper[order] = sorted_upper
         return upper
 

@@ -9,9 +9,9 @@ count, so every count is at least the exact one, which is what the filter's boun
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .batch import chunk_size, set_threads
+from .batch import in_parallel
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -23,10 +23,11 @@ def _slot(code, q, bits):
     return np.int64((np.uint64(code) * GOLDEN) >> np.uint64(64 - bits))
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _bitsets(codes, offsets, q, bits, sets):
+@njit(nogil=True, cache=True)
+def _bitsets(first, stop, codes, offsets, q, bits, sets):
+    """The bitsets of sequences first..stop-1."""
     mask = (np.int64(1) << (2 * q)) - 1
-    for s in prange(offsets.shape[0] - 1):
+    for s in range(first, stop):
         for w in range(sets.shape[1]):
             sets[s, w] = 0
         code = np.int64(0)
@@ -51,32 +52,29 @@ def _present(codes, start, stop, q, bits, bitset):
     return count
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _shared_batch(codes, offsets, sets, pa, pb, q, bits, out, chunk):
-    n = pa.shape[0]
-    for c in prange((n + chunk - 1) // chunk):
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            s, t = pa[k], pb[k]
-            in_b = _present(codes, offsets[s], offsets[s + 1], q, bits, sets[t])
-            in_a = _present(codes, offsets[t], offsets[t + 1], q, bits, sets[s])
-            out[k] = min(in_a, in_b)
+@njit(nogil=True, cache=True)
+def _shared(first, stop, codes, offsets, sets, pa, pb, q, bits, out):
+    """The counts of pairs first..stop-1."""
+    for k in range(first, stop):
+        s, t = pa[k], pb[k]
+        in_b = _present(codes, offsets[s], offsets[s + 1], q, bits, sets[t])
+        in_a = _present(codes, offsets[t], offsets[t + 1], q, bits, sets[s])
+        out[k] = min(in_a, in_b)
 
 
 def counter(codes, offsets, q: int, bits: int, threads: int | None = None):
     """The contract's qgram_shared kernel: (pa, pb) -> int32 counts, at least the number
     of q-gram positions of either sequence whose q-gram occurs in the other (the
     smaller)."""
-    set_threads(threads)
     sets = np.empty((len(offsets) - 1, max(1, (1 << bits) // 64)), dtype=np.uint64)
-    _bitsets(codes, offsets, q, bits, sets)
+    in_parallel(_bitsets, len(offsets) - 1, threads, codes, offsets, q, bits, sets)
 
     def shared(pa, pb):
         pa = np.ascontiguousarray(pa, dtype=np.int64)
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         out = np.empty(len(pa), dtype=np.int32)
         if len(pa):
-            set_threads(threads)
-            _shared_batch(codes, offsets, sets, pa, pb, q, bits, out, chunk_size(len(pa)))
+            in_parallel(_shared, len(pa), threads, codes, offsets, sets, pa, pb, q, bits, out)
         return out
 
     return shared

@@ -12,11 +12,11 @@ matches / aligned without a traceback. Costs come from a SeqDistScheme.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..alignments import DIAG, LEFT, UP
 from ..common import FIELD, FIELD_MASK, FIRST_SHIFT, LAST_SHIFT, check_lengths, unpack
-from .batch import set_threads
+from .batch import in_parallel
 
 LEN_ONE = np.int64(1)
 MATCH_ONE = np.int64(1) << FIELD
@@ -154,15 +154,16 @@ def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At
                 cost[k], packed[k] = H[lb[k] * LANES + k], P[lb[k] * LANES + k]
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _align_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, max_len):
-    groups = (len(pa) + LANES - 1) // LANES
-    for g in prange(groups):
-        At = np.empty(max_len * LANES, dtype=np.int64)
-        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
-        H = np.empty((max_len + 1) * LANES, dtype=np.float64)
-        P = np.empty((max_len + 1) * LANES, dtype=np.int64)
-        lanes = np.empty((14, LANES), dtype=np.int64)
+@njit(nogil=True, cache=True)
+def _align_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap,
+                  homopolymer_gap, cost, packed, max_len):
+    """_group over the groups first_group..stop_group-1 of LANES pairs."""
+    At = np.empty(max_len * LANES, dtype=np.int64)
+    Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+    H = np.empty((max_len + 1) * LANES, dtype=np.float64)
+    P = np.empty((max_len + 1) * LANES, dtype=np.int64)
+    lanes = np.empty((14, LANES), dtype=np.int64)
+    for g in range(first_group, stop_group):
         first, last = g * LANES, min(len(pa), (g + 1) * LANES)
         _group(codes, offsets, pa[first:last], pb[first:last], subst, gap, homopolymer_gap,
                cost[first:last], packed[first:last], At, Bt, H, P, lanes)
@@ -181,12 +182,12 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         cost, packed = np.empty(len(pa)), np.empty(len(pa), dtype=np.int64)
         if len(pa):
-            set_threads(threads)
             order = np.lexsort((lengths[pb], lengths[pa]))
             sorted_cost, sorted_packed = np.empty_like(cost), np.empty_like(packed)
-            _align_batch(codes, offsets, pa[order], pb[order], subst, scheme.gap,
-                         scheme.homopolymer_gap, sorted_cost, sorted_packed,
-                         check_lengths(offsets))
+            in_parallel(_align_groups, (len(pa) + LANES - 1) // LANES, threads, codes,
+                        offsets, pa[order], pb[order], subst, scheme.gap,
+                        scheme.homopolymer_gap, sorted_cost, sorted_packed,
+                        check_lengths(offsets))
             cost[order], packed[order] = sorted_cost, sorted_packed
         return (cost, *unpack(packed))
 

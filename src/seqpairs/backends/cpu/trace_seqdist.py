@@ -10,7 +10,7 @@ qlo/qhi/tlo/thi the first and last residues in an aligned pair (0 when there is 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..alignments import (
     COLUMNS,
@@ -28,7 +28,7 @@ from ..alignments import (
     TLO,
     UP,
 )
-from .batch import set_threads
+from .batch import in_parallel
 from .runs import add_run, batch_buffers, compact_runs, reverse_runs, traced
 from .seqdist import cell
 
@@ -113,21 +113,19 @@ def _trace(codes, sa, la, sb, lb, moves, counts, runs):
     return n_runs
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _trace_batch(codes, offsets, pa, pb, subst, gap, homopolymer_gap, slot_starts, counts, runs,
-                 n_runs, max_la, max_lb, chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
-        h_row = np.empty(max_lb + 1, dtype=np.float64)
-        moves = np.empty((max_la + 1) * (max_lb + 1), dtype=np.uint8)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            x, y = pa[k], pb[k]
-            sa, la = offsets[x], offsets[x + 1] - offsets[x]
-            sb, lb = offsets[y], offsets[y + 1] - offsets[y]
-            _fill_moves(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, h_row, moves)
-            n_runs[k] = _trace(codes, sa, la, sb, lb, moves, counts[k],
-                               runs[slot_starts[k]:slot_starts[k + 1]])
+@njit(nogil=True, cache=True)
+def _trace_pairs(first, stop, codes, offsets, pa, pb, subst, gap, homopolymer_gap, slot_starts,
+                 counts, runs, n_runs, max_la, max_lb):
+    """The alignments of pairs first..stop-1."""
+    h_row = np.empty(max_lb + 1, dtype=np.float64)
+    moves = np.empty((max_la + 1) * (max_lb + 1), dtype=np.uint8)
+    for k in range(first, stop):
+        x, y = pa[k], pb[k]
+        sa, la = offsets[x], offsets[x + 1] - offsets[x]
+        sb, lb = offsets[y], offsets[y + 1] - offsets[y]
+        _fill_moves(codes, sa, la, sb, lb, subst, gap, homopolymer_gap, h_row, moves)
+        n_runs[k] = _trace(codes, sa, la, sb, lb, moves, counts[k],
+                           runs[slot_starts[k]:slot_starts[k + 1]])
 
 
 def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
@@ -138,13 +136,12 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
     lengths = np.diff(offsets)
     la, lb = lengths[pa], lengths[pb]
     subst = scheme.matrix()
-    set_threads(threads)
 
     def trace_range(start, stop):
-        slot_starts, counts, runs, n_runs, chunk = batch_buffers(la[start:stop], lb[start:stop])
-        _trace_batch(codes, offsets, pa[start:stop], pb[start:stop], subst, scheme.gap,
-                     scheme.homopolymer_gap, slot_starts, counts, runs, n_runs,
-                     int(la[start:stop].max()), int(lb[start:stop].max()), chunk)
+        slot_starts, counts, runs, n_runs, _ = batch_buffers(la[start:stop], lb[start:stop])
+        in_parallel(_trace_pairs, stop - start, threads, codes, offsets, pa[start:stop],
+                    pb[start:stop], subst, scheme.gap, scheme.homopolymer_gap, slot_starts,
+                    counts, runs, n_runs, int(la[start:stop].max()), int(lb[start:stop].max()))
         return counts, compact_runs(runs, slot_starts, n_runs), n_runs
 
     return traced(la, lb, trace_range)
