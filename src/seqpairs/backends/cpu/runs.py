@@ -33,15 +33,11 @@ def reverse_runs(runs, n_runs):
         runs[r], runs[n_runs - 1 - r] = runs[n_runs - 1 - r], runs[r]
 
 
-@njit(nogil=True, cache=True)
 def compact_runs(runs, slot_starts, n_runs):
     """The runs of all pairs back to back (pair k's first n_runs[k] slots)."""
-    out = np.empty(n_runs.sum(), dtype=runs.dtype)
-    at = 0
-    for k in range(n_runs.shape[0]):
-        out[at:at + n_runs[k]] = runs[slot_starts[k]:slot_starts[k] + n_runs[k]]
-        at += n_runs[k]
-    return out
+    before = np.cumsum(n_runs) - n_runs  # where pair k's runs go
+    at = np.arange(int(n_runs.sum())) + np.repeat(slot_starts[:len(n_runs)] - before, n_runs)
+    return runs[at]
 
 
 def batch_buffers(la, lb):
