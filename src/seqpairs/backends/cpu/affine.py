@@ -11,7 +11,7 @@ second one column behind the first, so that their dependency chains overlap.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...scoring.affine import NEG
 from .batch import pair_kernel
@@ -111,26 +111,24 @@ def align_pair(codes, sa, la, sb, lb, subst, gap_open, gap_extend, end_open, end
     return _unpack(h_row[lb])
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _align_batch(codes, offsets, pa, pb, subst, gap_open, gap_extend, end_open, end_extend,
-                 score, length, max_len, chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
-        h_row = np.empty(max_len + 1, dtype=np.int64)
-        f_row = np.empty(max_len + 1, dtype=np.int64)
-        prof = np.empty((subst.shape[0], max_len + 1), dtype=np.int64)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            x, y = pa[k], pb[k]
-            score[k], length[k] = align_pair(
-                codes, offsets[x], offsets[x + 1] - offsets[x],
-                offsets[y], offsets[y + 1] - offsets[y], subst,
-                gap_open, gap_extend, end_open, end_extend, h_row, f_row, prof)
+@njit(nogil=True, cache=True)
+def _align_pairs(first, stop, codes, offsets, pa, pb, subst, gap_open, gap_extend, end_open,
+                 end_extend, score, length, max_len):
+    """Scores and lengths of pairs first..stop-1."""
+    h_row = np.empty(max_len + 1, dtype=np.int64)
+    f_row = np.empty(max_len + 1, dtype=np.int64)
+    prof = np.empty((subst.shape[0], max_len + 1), dtype=np.int64)
+    for k in range(first, stop):
+        x, y = pa[k], pb[k]
+        score[k], length[k] = align_pair(
+            codes, offsets[x], offsets[x + 1] - offsets[x],
+            offsets[y], offsets[y + 1] - offsets[y], subst,
+            gap_open, gap_extend, end_open, end_extend, h_row, f_row, prof)
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
     """The contract's affine kernel: (pa, pb) -> score and length (int32) of the pairs
     (pa[k] as A, pb[k] as B), indices into offsets, as AffineScheme defines them."""
-    return pair_kernel(codes, offsets, threads, _align_batch,
+    return pair_kernel(codes, offsets, threads, _align_pairs,
                        (scheme.matrix(), scheme.gap_open, scheme.gap_extend, scheme.end_open,
                         scheme.end_extend), (np.int32, np.int32))

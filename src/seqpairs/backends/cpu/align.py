@@ -10,10 +10,10 @@ are int64 inside a kernel (a global alignment of two MAX_LENGTH sequences can re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..alignments import WINDOW_OPS, window_runs
-from .batch import chunk_size, pair_kernel, set_threads
+from .batch import in_parallel, pair_kernel
 
 NEG = -(1 << 40)  # minus infinity: stays far below every score after any subtraction
 # the run codes: indices into WINDOW_OPS
@@ -215,43 +215,44 @@ def _trace(q, t, subst, opening, extend, moves, ops, lengths):
     return runs, matches, mismatches, openings, score
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _ends(codes, offsets, pa, pb, subst, opening, extend, local, free_ends, score, qend,
-          tend, max_len, chunk):
-    for c in prange((len(pa) + chunk - 1) // chunk):
-        h_row = np.empty(max_len, np.int64)
-        f_row = np.empty(max_len, np.int64)
-        for k in range(c * chunk, min(len(pa), (c + 1) * chunk)):
+@njit(nogil=True, cache=True)
+def _ends(first, stop, codes, offsets, pa, pb, subst, opening, extend, local, free_ends, score,
+          qend, tend, max_len):
+    """Ends of pairs first..stop-1."""
+    h_row = np.empty(max_len, np.int64)
+    f_row = np.empty(max_len, np.int64)
+    for k in range(first, stop):
+        q = codes[offsets[pa[k]]:offsets[pa[k] + 1]]
+        t = codes[offsets[pb[k]]:offsets[pb[k] + 1]]
+        s, qe, te = _forward(q, len(q), t, len(t), subst, opening, extend, local,
+                             free_ends, h_row, f_row)
+        score[k], qend[k], tend[k] = s, qe, te
+
+
+@njit(nogil=True, cache=True)
+def _starts(first, stop, codes, offsets, pa, pb, score, qend, tend, subst, opening, extend,
+            local, free_ends, qstart, tstart, max_len):
+    """Starts of pairs first..stop-1."""
+    h_row = np.empty(max_len, np.int64)
+    f_row = np.empty(max_len, np.int64)
+    for k in range(first, stop):
+        if local and score[k] == 0:  # no alignment: nothing to start
+            qstart[k], tstart[k] = 0, 0
+        elif not local and not free_ends:
+            qstart[k], tstart[k] = 1, 1
+        else:
             q = codes[offsets[pa[k]]:offsets[pa[k] + 1]]
             t = codes[offsets[pb[k]]:offsets[pb[k] + 1]]
-            s, qe, te = _forward(q, len(q), t, len(t), subst, opening, extend, local,
-                                 free_ends, h_row, f_row)
-            score[k], qend[k], tend[k] = s, qe, te
+            qs, ts = _reverse(q, np.int64(qend[k]), t, np.int64(tend[k]), subst, opening,
+                              extend, np.int64(score[k]), free_ends, h_row, f_row)
+            qstart[k], tstart[k] = qs, ts
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _starts(codes, offsets, pa, pb, score, qend, tend, subst, opening, extend, local,
-            free_ends, qstart, tstart, max_len, chunk):
-    for c in prange((len(pa) + chunk - 1) // chunk):
-        h_row = np.empty(max_len, np.int64)
-        f_row = np.empty(max_len, np.int64)
-        for k in range(c * chunk, min(len(pa), (c + 1) * chunk)):
-            if local and score[k] == 0:  # no alignment: nothing to start
-                qstart[k], tstart[k] = 0, 0
-            elif not local and not free_ends:
-                qstart[k], tstart[k] = 1, 1
-            else:
-                q = codes[offsets[pa[k]]:offsets[pa[k] + 1]]
-                t = codes[offsets[pb[k]]:offsets[pb[k] + 1]]
-                qs, ts = _reverse(q, np.int64(qend[k]), t, np.int64(tend[k]), subst, opening,
-                                  extend, np.int64(score[k]), free_ends, h_row, f_row)
-                qstart[k], tstart[k] = qs, ts
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def _windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, subst, opening, extend,
-             run_offsets, ops, lengths, counts):
-    for k in prange(len(pa)):
+@njit(nogil=True, cache=True)
+def _windows(first, stop, codes, offsets, pa, pb, qstart, qend, tstart, tend, subst, opening,
+             extend, run_offsets, ops, lengths, counts):
+    """Window alignments of pairs first..stop-1."""
+    for k in range(first, stop):
         q0 = offsets[pa[k]]
         t0 = offsets[pb[k]]
         q = codes[q0 + max(qstart[k], 1) - 1:q0 + qend[k]]
@@ -290,10 +291,9 @@ def starts(codes, offsets, scheme, mode, threads=None):
         pa, pb = _pairs(pa, pb)
         out = [np.empty(len(pa), np.int32) for _ in range(2)]
         if len(pa):
-            set_threads(threads)
-            _starts(codes, offsets, pa, pb, *(np.ascontiguousarray(a, np.int32)
-                                              for a in (score, qend, tend)),
-                    *_values(scheme, mode), *out, max_len, chunk_size(len(pa)))
+            in_parallel(_starts, len(pa), threads, codes, offsets, pa, pb,
+                        *(np.ascontiguousarray(a, np.int32) for a in (score, qend, tend)),
+                        *_values(scheme, mode), *out, max_len)
         return tuple(out)
 
     return align
@@ -316,6 +316,6 @@ def trace_windows(codes, offsets, pa, pb, qstart, qend, tstart, tend, scheme, th
     lengths = np.empty(room[-1], np.int32)
     counts = np.zeros((len(pa), 5), np.int64)
     if len(pa):
-        set_threads(threads)
-        _windows(codes, offsets, pa, pb, *coords, *_costs(scheme), room, ops, lengths, counts)
+        in_parallel(_windows, len(pa), threads, codes, offsets, pa, pb, *coords,
+                    *_costs(scheme), room, ops, lengths, counts)
     return window_runs(room, ops, lengths, counts)

@@ -1,6 +1,5 @@
-"""The CPU kernels' threads: Numba's thread pool (prange) or, for the kernels of the
-distance stage and the filter, `in_parallel` (nogil Numba functions over ranges of their
-tasks on a pool of Python threads); and the wrapper of the one-pair-at-a-time kernels
+"""The CPU kernels' threads (in_parallel: nogil Numba functions over ranges of their tasks
+on this thread and a pool's), and the wrapper of the one-pair-at-a-time kernels
 (affine.py, align.py): pairs in parallel chunks, outputs allocated per call."""
 from __future__ import annotations
 
@@ -19,11 +18,6 @@ def thread_count(threads: int | None) -> int:
     return min(threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
 
 
-def set_threads(threads: int | None) -> None:
-    """Use this many threads in the Numba kernels that run prange loops."""
-    numba.set_num_threads(thread_count(threads))
-
-
 @functools.cache
 def _pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers, thread_name_prefix="seqpairs-kernel")
@@ -34,7 +28,8 @@ def in_parallel(kernel, tasks: int, threads: int | None, *args) -> None:
     over every task 0..tasks-1 on thread_count(threads) threads at once (this one and a
     pool's), which take chunks in turn, each half a thread's share of what is left. A
     prange loop would do the same, but Numba's parfor pass took 8 of the 21 s that a first
-    run of the example's distance stage spent compiling (benchmarks/RESULTS.md)."""
+    run of the example's distance stage spent compiling (benchmarks/RESULTS.md).
+    Numba's own pool is left to formats/bulk.py's parsing."""
     threads = thread_count(threads)
     chunks, first = queue.SimpleQueue(), 0
     while first < tasks:  # smaller and smaller: the threads end together
@@ -56,25 +51,19 @@ def in_parallel(kernel, tasks: int, threads: int | None, *args) -> None:
         helper.result()
 
 
-def chunk_size(pairs: int, most: int = 256) -> int:
-    """Pairs per parallel chunk: at least 8 chunks a thread, at most `most` pairs a chunk."""
-    return max(1, min(most, pairs // (8 * numba.get_num_threads()) or 1))
-
-
 def pair_kernel(codes, offsets, threads, batch, scheme_values, dtypes,
                 finish=lambda *outputs: outputs):
-    """The contract's kernel (pa, pb) -> finish(*outputs) over `batch`, a Numba function
-    batch(codes, offsets, pa, pb, *scheme_values, *outputs, max_len, chunk) that fills one
-    output array of each of `dtypes` per pair."""
+    """The contract's kernel (pa, pb) -> finish(*outputs) over `batch`, a nogil Numba
+    function batch(first, stop, codes, offsets, pa, pb, *scheme_values, *outputs, max_len)
+    that fills one output array of each of `dtypes` for pairs first..stop-1 (in_parallel)."""
 
     def align(pa, pb):
         pa = np.ascontiguousarray(pa, dtype=np.int64)
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         outputs = [np.empty(len(pa), dtype=dtype) for dtype in dtypes]
         if len(pa):
-            set_threads(threads)
-            batch(codes, offsets, pa, pb, *scheme_values, *outputs, check_lengths(offsets),
-                  chunk_size(len(pa)))
+            in_parallel(batch, len(pa), threads, codes, offsets, pa, pb, *scheme_values,
+                        *outputs, check_lengths(offsets))
         return finish(*outputs)
 
     return align

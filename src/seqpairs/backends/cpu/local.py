@@ -13,11 +13,11 @@ scores and costs are bounded by MAX_COST and lengths by MAX_LENGTH).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...stats.shuffle import PHILOX_M, PHILOX_W, ROUNDS
 from ..common import check_local_inputs, concatenate, target_groups
-from .batch import set_threads
+from .batch import in_parallel, thread_count
 
 MASK32 = np.uint64(0xFFFF_FFFF)
 SHIFT = np.uint64(32)
@@ -130,12 +130,13 @@ def _profile(prof, q, subst, pssm, use_pssm):
             prof[b, j] = pssm[j, b] if use_pssm else subst[q[j], b]
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _batch(q_codes, q_offsets, t_codes, t_offsets, pair_query, pair_target, order, bounds,
-           keys, subst, pssm, use_pssm, opening, extend, seed, chunk_group, chunk_start,
-           chunk_stop, out, max_m, max_n):
+@njit(nogil=True, cache=True)
+def _batch(first_chunk, stop_chunk, q_codes, q_offsets, t_codes, t_offsets, pair_query,
+           pair_target, order, bounds, keys, subst, pssm, use_pssm, opening, extend, seed,
+           chunk_group, chunk_start, chunk_stop, out, max_m, max_n):
+    """The scores of chunks first_chunk..stop_chunk-1 (_chunks)."""
     k_letters = subst.shape[0]
-    for c in prange(chunk_group.shape[0]):
+    for c in range(first_chunk, stop_chunk):
         g = chunk_group[c]
         target = pair_target[order[bounds[g]]]
         t = t_codes[t_offsets[target]:t_offsets[target + 1]]
@@ -192,9 +193,6 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
     slots = shuffles + 1
     out = np.zeros((len(pairs), slots), dtype=np.int32)
     if len(pairs):
-        set_threads(threads)
-        from numba import get_num_threads
-
         q_codes, q_offsets = concatenate(queries)
         t_codes, t_offsets = concatenate(targets)
         k_letters = len(scheme.alphabet)
@@ -203,10 +201,11 @@ def local_scores(scheme, queries: list[np.ndarray], targets: list[np.ndarray],
         order, bounds = target_groups(pairs[:, 1], GROUP_PAIRS)
         m, n = np.diff(q_offsets)[pairs[:, 0]], np.diff(t_offsets)[pairs[:, 1]]
         costs = np.add.reduceat((m * n)[order], bounds[:-1]) if len(order) else m
-        group, start, stop = _chunks(costs, slots, get_num_threads())
-        _batch(q_codes, q_offsets, t_codes, t_offsets, pairs[:, 0].copy(),
-               pairs[:, 1].copy(), order, bounds, keys, scheme.matrix(), pssm,
-               profiles is not None, scheme.gap_open + scheme.gap_extend,
-               scheme.gap_extend, np.uint64(seed), group, start, stop, out,
-               int(np.diff(q_offsets).max(initial=0)), int(np.diff(t_offsets).max(initial=0)))
+        group, start, stop = _chunks(costs, slots, thread_count(threads))
+        in_parallel(_batch, len(group), threads, q_codes, q_offsets, t_codes, t_offsets,
+                    pairs[:, 0].copy(), pairs[:, 1].copy(), order, bounds, keys,
+                    scheme.matrix(), pssm, profiles is not None,
+                    scheme.gap_open + scheme.gap_extend, scheme.gap_extend, np.uint64(seed),
+                    group, start, stop, out, int(np.diff(q_offsets).max(initial=0)),
+                    int(np.diff(t_offsets).max(initial=0)))
     return out[:, 0].copy(), out[:, 1:].copy()

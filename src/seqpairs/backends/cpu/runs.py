@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 
-import numba
 import numpy as np
 from numba import njit
 
@@ -42,15 +41,14 @@ def compact_runs(runs, slot_starts, n_runs):
 
 def batch_buffers(la, lb):
     """Outputs of one batch of tracebacks: slot starts (la + lb run slots per pair), counts,
-    run slots, run counts, and the chunk of pairs a thread takes at a time."""
+    run slots, run counts."""
     slots = la + lb
     slot_starts = np.zeros(len(la) + 1, dtype=np.int64)
     np.cumsum(slots, out=slot_starts[1:])
     counts = np.zeros((len(la), len(COUNTS)), dtype=np.int32)
     runs = np.empty(slot_starts[-1], dtype=np.int32)
     n_runs = np.zeros(len(la), dtype=np.int64)
-    chunk = max(1, min(64, len(la) // (8 * numba.get_num_threads())))
-    return slot_starts, counts, runs, n_runs, chunk
+    return slot_starts, counts, runs, n_runs
 
 
 def traced(la, lb, trace_range, scored: bool = False):

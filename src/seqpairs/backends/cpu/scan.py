@@ -9,12 +9,11 @@ its cells. Blocks run in parallel, one a thread at a time.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..common import COLUMN_BITS, COLUMN_MASK
-from .batch import set_threads
+from .batch import in_parallel, thread_count
 from .local import _max, _profile
 
 NEG = -(1 << 29)  # minus infinity in int32: stays far above its lower bound after gaps
@@ -49,11 +48,12 @@ def _rows(q, t, profile, opening, extend, anchored, keys):
         keys[i] = key
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _blocks(q_codes, q_offsets, t_codes, t_offsets, item_query, item_target, lo, hi, base,
-            subst, opening, extend, anchored, keys):
+@njit(nogil=True, cache=True)
+def _blocks(first, stop, q_codes, q_offsets, t_codes, t_offsets, item_query, item_target, lo,
+            hi, base, subst, opening, extend, anchored, keys):
+    """The rows' keys of blocks first..stop-1."""
     no_pssm = np.zeros((0, subst.shape[0]), np.int32)
-    for k in prange(len(item_query)):
+    for k in range(first, stop):
         q = q_codes[q_offsets[item_query[k]]:q_offsets[item_query[k] + 1]]
         t0 = t_offsets[item_target[k]]
         profile = np.empty((subst.shape[0], len(q)), np.int32)  # [target letter][column]
@@ -70,12 +70,11 @@ def rows(q_codes, q_offsets, t_codes, t_offsets, blocks, scheme, threads=None,
     base = np.r_[0, np.cumsum(spans)].astype(np.int64)
     keys = np.zeros(int(base[-1]), np.int64)
     if len(spans):
-        set_threads(threads)
-        _blocks(q_codes, q_offsets, t_codes, t_offsets,
-                *(np.ascontiguousarray(blocks[key], np.int64)
-                  for key in ("query", "target", "lo", "hi")), base[:-1],
-                scheme.matrix(), np.int32(scheme.gap_open + scheme.gap_extend),
-                np.int32(scheme.gap_extend), anchored, keys)
+        in_parallel(_blocks, len(spans), threads, q_codes, q_offsets, t_codes, t_offsets,
+                    *(np.ascontiguousarray(blocks[key], np.int64)
+                      for key in ("query", "target", "lo", "hi")), base[:-1],
+                    scheme.matrix(), np.int32(scheme.gap_open + scheme.gap_extend),
+                    np.int32(scheme.gap_extend), anchored, keys)
     return keys
 
 
@@ -123,10 +122,11 @@ def _block_peaks(keys, lo, hi, report_lo, report_hi, n, half, top, min_score, ou
     return kept
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _peaks(keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score, out_score,
-           out_tend, out_qend, kept):
-    for k in prange(len(lo)):
+@njit(nogil=True, cache=True)
+def _peaks(first, stop, keys, base, lo, hi, report_lo, report_hi, n, half, top, min_score,
+           out_score, out_tend, out_qend, kept):
+    """The peaks of blocks first..stop-1."""
+    for k in range(first, stop):
         kept[k] = _block_peaks(keys[base[k]:base[k + 1]], lo[k], hi[k], report_lo[k],
                                report_hi[k], n[k], half[k], top, min_score, out_score[k],
                                out_tend[k], out_qend[k])
@@ -140,14 +140,13 @@ def peaks(keys, blocks, top, min_score, threads=None):
     found = [np.zeros((len(base) - 1, top), np.int64) for _ in range(3)]
     kept = np.zeros(len(base) - 1, np.int64)
     if len(kept):
-        set_threads(threads)
-        _peaks(np.asarray(keys, np.int64), base, *(np.asarray(blocks[key], np.int64) for key in
-                                                   ("lo", "hi", "report_lo", "report_hi", "n",
-                                                    "half")),
-               top, min_score, *found, kept)
+        in_parallel(_peaks, len(kept), threads, np.asarray(keys, np.int64), base,
+                    *(np.asarray(blocks[key], np.int64)
+                      for key in ("lo", "hi", "report_lo", "report_hi", "n", "half")),
+                    top, min_score, *found, kept)
     return (*found, kept)
 
 
 def slots(scheme, query_length, threads=None) -> int:
-    """The contract's scan_slots: a block a thread (set_threads' count)."""
-    return min(threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    """The contract's scan_slots: a block a thread (thread_count's)."""
+    return thread_count(threads)

@@ -26,7 +26,7 @@ trims its own way. Also the score of each pair.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...scoring.affine import NEG
 from ..alignments import (
@@ -47,7 +47,7 @@ from ..alignments import (
     UP,
 )
 from ..common import AFFINE_COUNTS, check_lengths
-from .batch import set_threads
+from .batch import in_parallel
 from .runs import add_run, batch_buffers, compact_runs, reverse_runs, traced
 
 # A move byte: bit 0 set when H(i, j) takes E (left), else bit 1 when it takes F (up), else
@@ -288,25 +288,24 @@ def _trace(codes, sa, la, sb, lb, moves, diag_base, counts, runs):
     return n_runs
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _trace_batch(codes, offsets, pa, pb, subst, match_only, gap_open, gap_extend, end_open,
-                 end_extend, slot_starts, counts, runs, n_runs, score, max_la, max_lb, chunk):
-    n = pa.shape[0]
-    nchunks = (n + chunk - 1) // chunk
-    for c in prange(nchunks):
-        buf = np.empty((7, max_la + 1), dtype=np.int32)
-        prof = np.empty((subst.shape[0], max_lb), dtype=np.int32)
-        diag_base = np.empty(max_la + max_lb + 1, dtype=np.int64)
-        moves = np.empty(max_la * max_lb, dtype=np.uint8)
-        for k in range(c * chunk, min(n, (c + 1) * chunk)):
-            x, y = pa[k], pb[k]
-            sa, la = offsets[x], offsets[x + 1] - offsets[x]
-            sb, lb = offsets[y], offsets[y + 1] - offsets[y]
-            score[k] = _fill_moves(codes, sa, la, sb, lb, subst, match_only, gap_open,
-                                   gap_extend, end_open, end_extend, buf, prof, diag_base,
-                                   moves)
-            n_runs[k] = _trace(codes, sa, la, sb, lb, moves, diag_base, counts[k],
-                               runs[slot_starts[k]:slot_starts[k + 1]])
+@njit(nogil=True, cache=True)
+def _trace_pairs(first, stop, codes, offsets, pa, pb, subst, match_only, gap_open, gap_extend,
+                 end_open, end_extend, slot_starts, counts, runs, n_runs, score, max_la,
+                 max_lb):
+    """The alignments of pairs first..stop-1."""
+    buf = np.empty((7, max_la + 1), dtype=np.int32)
+    prof = np.empty((subst.shape[0], max_lb), dtype=np.int32)
+    diag_base = np.empty(max_la + max_lb + 1, dtype=np.int64)
+    moves = np.empty(max_la * max_lb, dtype=np.uint8)
+    for k in range(first, stop):
+        x, y = pa[k], pb[k]
+        sa, la = offsets[x], offsets[x + 1] - offsets[x]
+        sb, lb = offsets[y], offsets[y + 1] - offsets[y]
+        score[k] = _fill_moves(codes, sa, la, sb, lb, subst, match_only, gap_open,
+                               gap_extend, end_open, end_extend, buf, prof, diag_base,
+                               moves)
+        n_runs[k] = _trace(codes, sa, la, sb, lb, moves, diag_base, counts[k],
+                           runs[slot_starts[k]:slot_starts[k + 1]])
 
 
 def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
@@ -322,15 +321,14 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
                       and (off_diagonal == subst[0, 1]).all())
     if len(pa):
         check_lengths(offsets)
-        set_threads(threads)
 
     def trace_range(start, stop):
-        slot_starts, counts, runs, n_runs, chunk = batch_buffers(la[start:stop], lb[start:stop])
+        slot_starts, counts, runs, n_runs = batch_buffers(la[start:stop], lb[start:stop])
         score = np.zeros(stop - start, dtype=np.int32)
-        _trace_batch(codes, offsets, pa[start:stop], pb[start:stop], subst, match_only,
-                     scheme.gap_open, scheme.gap_extend, scheme.end_open, scheme.end_extend,
-                     slot_starts, counts, runs, n_runs, score, int(la[start:stop].max()),
-                     int(lb[start:stop].max()), chunk)
+        in_parallel(_trace_pairs, stop - start, threads, codes, offsets, pa[start:stop],
+                    pb[start:stop], subst, match_only, scheme.gap_open, scheme.gap_extend,
+                    scheme.end_open, scheme.end_extend, slot_starts, counts, runs, n_runs,
+                    score, int(la[start:stop].max()), int(lb[start:stop].max()))
         return counts, compact_runs(runs, slot_starts, n_runs), n_runs, score
 
     return traced(la, lb, trace_range, scored=True)

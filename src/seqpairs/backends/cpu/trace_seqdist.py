@@ -138,7 +138,7 @@ def trace_pairs(codes, offsets, pa, pb, scheme, threads: int | None = None):
     subst = scheme.matrix()
 
     def trace_range(start, stop):
-        slot_starts, counts, runs, n_runs, _ = batch_buffers(la[start:stop], lb[start:stop])
+        slot_starts, counts, runs, n_runs = batch_buffers(la[start:stop], lb[start:stop])
         in_parallel(_trace_pairs, stop - start, threads, codes, offsets, pa[start:stop],
                     pb[start:stop], subst, scheme.gap, scheme.homopolymer_gap, slot_starts,
                     counts, runs, n_runs, int(la[start:stop].max()), int(lb[start:stop].max()))
