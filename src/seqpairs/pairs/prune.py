@@ -20,6 +20,7 @@ pair the thresholds keep, so the edge list is the same bytes as without pruning.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -88,7 +89,10 @@ class Pruner:
         xp = backend.xp
         self.xp = xp
         self.lengths = xp.asarray(seqs.lengths)
-        self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
+        # the full kernel for __call__ only (the distance stage aligns what settle leaves
+        # itself): made on first use, not beside the caller's own
+        self._full = functools.partial(backend.seqdist, seqs.codes, seqs.offsets, scheme,
+                                       threads)
         self.band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, threads)
         self.upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, threads)
         self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q,
@@ -230,6 +234,10 @@ class Pruner:
         pending = xp.concatenate((pending, unlikely))
         self.stats["full"] += len(pending)
         return tuple(xp.concatenate(c) for c in zip(*found)), pending
+
+    @functools.cached_property
+    def align(self):
+        return self._full()
 
     def __call__(self, i, j):
         xp = self.xp
