@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from math import nan
 from pathlib import Path
 
 import pandas as pd
@@ -40,6 +41,7 @@ DATA = Path(os.environ.get("SEQPAIRS_DATA", ROOT.parent / "shared" / "data"))
 FIELDS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
           "tilo", "tihi", "ql", "tl", "caln", "raw", "id0", "id1", "id2", "id3", "id4"]
 PERCENT = ["id", "id0", "id1", "id2", "id3", "id4"]
+SIZE = r";size=\d+"  # an abundance annotation, as vsearch's --xsize strips it
 
 
 def read_fasta(path: Path):
@@ -84,6 +86,8 @@ def compare(ours_path, theirs_path) -> dict:
     ours["caln"] = ours["caln"].where(ours["caln"] != "=", ours["ql"].map("{}M".format))
     theirs = pd.read_csv(theirs_path, sep="\t", header=None, names=FIELDS,
                          dtype={**{f: str for f in PERCENT}, "query": str, "target": str})
+    for f in ("query", "target"):  # vsearch keeps ;size=N in its labels, seqpairs' ids do not
+        theirs[f] = theirs[f].str.replace(SIZE, "", regex=True)
     kept = set(zip(ours["query"], ours["target"]))
     expected = set(zip(theirs["query"], theirs["target"]))
     shared = ours[FIELDS].merge(theirs, on=["query", "target"], suffixes=("", "_v"))
@@ -95,8 +99,8 @@ def compare(ours_path, theirs_path) -> dict:
         "seqpairs_kept": len(kept), "vsearch_kept": len(expected),
         "only_seqpairs": len(kept - expected), "only_vsearch": len(expected - kept),
         "jaccard": len(kept & expected) / max(1, len(kept | expected)),
-        "id_equal": float((shared["id"] == shared["id_v"]).mean()) if len(shared) else 1.0,
-        "all_columns_equal": float(same.all(axis=1).mean()) if len(shared) else 1.0,
+        "id_equal": float((shared["id"] == shared["id_v"]).mean()) if len(shared) else nan,
+        "all_columns_equal": float(same.all(axis=1).mean()) if len(shared) else nan,
         "differing_columns": differing,
     }
 
