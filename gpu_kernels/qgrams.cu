@@ -2,17 +2,26 @@
 // per sequence, and per pair the smaller count of either sequence's q-gram positions
 // whose q-gram is in the other's bitset, one thread per pair; exactly what
 // src/seqpairs/backends/cpu/qgrams.py computes.
+//
+// A block whose pairs all hold one sequence (a tile's row: the distance stage's pairs come
+// so) keeps that sequence's bitset in shared memory. The other sequence's positions are
+// looked up there; the shared sequence's positions in the other's bitset are counted as
+// the other's first positions of each slot found there (the slots both hold) plus the
+// shared sequence's repeated slots looked up in global memory, so that a pair reads one
+// bitset from global memory only at repeats instead of at every position.
 typedef unsigned long long u64;
 
 #define GOLDEN 0x9E3779B97F4A7C15ull
+#define SHARED_WORDS 2048  // 32-bit words: a whole 8-gram bitset (2^16 bits)
 
 __device__ __forceinline__ u64 slot_of(u64 code, int q, int bits)
 {
     return 2 * q <= bits ? code : (code * GOLDEN) >> (64 - bits);
 }
 
+// first[k]: 1 where position k ends the first q-gram of its slot in its sequence
 extern "C" __global__ void qgram_bitsets(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-              int n, int q, int bits, u64* __restrict__ sets)
+              int n, int q, int bits, u64* __restrict__ sets, unsigned char* __restrict__ first)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n) return;
@@ -24,8 +33,11 @@ extern "C" __global__ void qgram_bitsets(const unsigned char* __restrict__ codes
     for (long long k = start; k < stop; k++) {
         code = ((code << 2) | codes[k]) & mask;
         if (k - start >= q - 1) {
-            const u64 slot = slot_of(code, q, bits);
-            set[slot >> 6] |= 1ull << (slot & 63);
+            const u64 slot = slot_of(code, q, bits), bit = 1ull << (slot & 63);
+            first[k] = (set[slot >> 6] & bit) == 0;
+            set[slot >> 6] |= bit;
+        } else {
+            first[k] = 0;
         }
     }
 }
@@ -47,14 +59,70 @@ __device__ __forceinline__ int present(const unsigned char* __restrict__ codes, 
     return count;
 }
 
-extern "C" __global__ void qgram_shared(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-             const long long* __restrict__ pa, const long long* __restrict__ pb, int n, int q,
-             int bits, const u64* __restrict__ sets, int* __restrict__ out)
+// The counts of a pair whose sequence `common` has its bitset in shared memory (header).
+__device__ __forceinline__ int with_shared_set(const unsigned char* __restrict__ codes,
+                                               const long long* __restrict__ offsets,
+                                               const unsigned char* __restrict__ first,
+                                               long long common, long long other, int q,
+                                               int bits, const unsigned* __restrict__ common_set,
+                                               const u64* __restrict__ other_set)
 {
+    const u64 mask = (1ull << (2 * q)) - 1;
+    int in_common = 0, both = 0, repeats = 0;
+    u64 code = 0;
+    const long long os = offsets[other], oe = offsets[other + 1];
+    for (long long k = os; k < oe; k++) {
+        code = ((code << 2) | codes[k]) & mask;
+        if (k - os >= q - 1) {
+            const u64 slot = slot_of(code, q, bits);
+            const int hit = (common_set[slot >> 5] >> (slot & 31)) & 1u;
+            in_common += hit;
+            both += hit & first[k];
+        }
+    }
+    code = 0;
+    const long long cs = offsets[common], ce = offsets[common + 1];
+    for (long long k = cs; k < ce; k++) {
+        code = ((code << 2) | codes[k]) & mask;
+        if (k - cs >= q - 1 && !first[k]) {
+            const u64 slot = slot_of(code, q, bits);
+            repeats += (int)((__ldg(other_set + (slot >> 6)) >> (slot & 63)) & 1ull);
+        }
+    }
+    return min(in_common, both + repeats);
+}
+
+extern "C" __global__ void qgram_shared(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+             const unsigned char* __restrict__ first, const long long* __restrict__ pa,
+             const long long* __restrict__ pb, int n, int q, int bits,
+             const u64* __restrict__ sets, int* __restrict__ out)
+{
+    __shared__ unsigned common_set[SHARED_WORDS];
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
+    const bool valid = k < n;
     const size_t words = ((size_t)1 << bits) / 64 > 0 ? ((size_t)1 << bits) / 64 : 1;
-    const long long s = pa[k], t = pb[k];
+    const long long s = valid ? pa[k] : 0, t = valid ? pb[k] : 0;
+    // the block's first pair is valid: a sequence of it in every pair of the block?
+    const long long head = blockIdx.x * (long long)blockDim.x;
+    long long common = pa[head];
+    int everywhere = __syncthreads_and(!valid || s == common || t == common);
+    if (!everywhere) {
+        common = pb[head];
+        everywhere = __syncthreads_and(!valid || s == common || t == common);
+    }
+    if (everywhere && 2 * words <= SHARED_WORDS) {
+        const unsigned* from = (const unsigned*)(sets + (size_t)common * words);
+        for (int w = threadIdx.x; w < 2 * (int)words; w += blockDim.x)
+            common_set[w] = from[w];
+        __syncthreads();
+        if (valid) {
+            const long long other = s == common ? t : s;
+            out[k] = with_shared_set(codes, offsets, first, common, other, q, bits, common_set,
+                                     sets + (size_t)other * words);
+        }
+        return;
+    }
+    if (!valid) return;
     const int in_b = present(codes, offsets[s], offsets[s + 1], q, bits, sets + (size_t)t * words);
     const int in_a = present(codes, offsets[t], offsets[t + 1], q, bits, sets + (size_t)s * words);
     out[k] = min(in_a, in_b);

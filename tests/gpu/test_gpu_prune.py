@@ -73,6 +73,24 @@ def test_qgram_counts_are_the_cpu_counts(bits):
         assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("bits", [16, 12, 7])
+def test_qgram_counts_in_runs_of_one_sequence(bits):
+    """Runs of pairs that hold one sequence, on either side, longer than a block (the
+    kernel keeps its bitset in shared memory), between shuffled pairs (it does not)."""
+    rng = np.random.default_rng(bits)
+    gpu_backend = backends.select("gpu")
+    for seqs in sets():
+        runs = [(np.full(300, c), rng.integers(0, seqs.n, 300)) for c in range(seqs.n)]
+        pa, pb = (np.concatenate(x) for x in zip(*runs))
+        swap = rng.random(len(pa)) < 0.5
+        pa, pb = np.where(swap, pb, pa), np.where(swap, pa, pb)
+        shuffled = rng.permutation(len(pa))[: len(pa) // 4]
+        pa, pb = np.concatenate([pa, pa[shuffled]]), np.concatenate([pb, pb[shuffled]])
+        want = CPU.qgram_shared(seqs.codes, seqs.offsets, 8, bits)(pa, pb)
+        got = gpu_backend.qgram_shared(seqs.codes, seqs.offsets, 8, bits)(pa, pb)
+        assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("max_distance,identity,iddef",
                          [(0.1, 0.97, 2), (0.1, None, 2), (-math.inf, 0.97, 2), (0.1, 0.97, 1)])
 def test_gpu_pruner_keeps_every_kept_pair_exactly(max_distance, identity, iddef):

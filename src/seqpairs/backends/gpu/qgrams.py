@@ -22,10 +22,11 @@ def counter(codes, offsets, q: int, bits: int, threads=None):
     n = len(offsets) - 1
     words = max(1, (1 << bits) // 64)
     sets = cupy.zeros(n * words, dtype=cupy.uint64)
+    first = cupy.zeros(len(codes), dtype=cupy.uint8)  # 1: a slot's first position (qgrams.cu)
     if n:
         VARIANTS["qgram_bitsets"].function_handle()(
             ((n + BLOCK - 1) // BLOCK,), (BLOCK,),
-            (d_codes, d_offsets, np.int32(n), np.int32(q), np.int32(bits), sets))
+            (d_codes, d_offsets, np.int32(n), np.int32(q), np.int32(bits), sets, first))
     kernel = VARIANTS["qgram_shared"].function_handle()
 
     def shared(pa, pb):
@@ -35,7 +36,7 @@ def counter(codes, offsets, q: int, bits: int, threads=None):
             m = stop - start
             out = cupy.full(m, -1, dtype=cupy.int32)
             kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,),
-                   (d_codes, d_offsets, pa[start:stop], pb[start:stop], np.int32(m),
+                   (d_codes, d_offsets, first, pa[start:stop], pb[start:stop], np.int32(m),
                     np.int32(q), np.int32(bits), sets, out))
             return (out,)
 
