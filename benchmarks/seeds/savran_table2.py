@@ -69,10 +69,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.at_once and any(args.at_once % t for t in args.threads):
         raise SystemExit("--at-once: give a multiple of every --threads")
-    header("Savran et al.'s Table 2 (benchmarks/seeds/savran_table2.py)")
-    if args.report:
+    if args.report:  # the machine that ran the shards is in RESULTS.md, not this one
+        print(f"# Savran et al.'s Table 2 from the ledgers in {args.ledgers}")
         report(args.ledgers)
         return
+    header("Savran et al.'s Table 2 (benchmarks/seeds/savran_table2.py)")
     if args.shards:
         if not args.at_once:
             raise SystemExit("--shards: give --at-once CORES too")
