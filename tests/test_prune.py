@@ -274,6 +274,29 @@ def qgram_positions(a: str, b: str, q: int) -> int:
     return sum(a[k:k + q] in grams for k in range(len(a) - q + 1))
 
 
+def slot_positions(a: str, b: str, q: int, bits: int) -> int:
+    """Positions of a whose q-gram's slot (its 2-bit code, folded to `bits` bits by the
+    multiplicative hash of backends/cpu/qgrams.py) is a slot of b's q-grams (plainly)."""
+    def slot(gram):
+        code = 0
+        for letter in gram:
+            code = 4 * code + "ACGT".index(letter)
+        return code if 2 * q <= bits else (code * 0x9E3779B97F4A7C15 % 2**64) >> (64 - bits)
+    slots = {slot(b[k:k + q]) for k in range(len(b) - q + 1)}
+    return sum(slot(a[k:k + q]) in slots for k in range(len(a) - q + 1))
+
+
+@pytest.mark.parametrize("bits", [16, 10, 6])
+def test_qgram_counts_are_the_slots_counts(bits):
+    seqs = adversarial(4)
+    s = sequence_set(seqs)
+    pa, pb = all_pairs(s.n)
+    got = CPU.qgram_shared(s.codes, s.offsets, 8, bits)(pa, pb)
+    want = [min(slot_positions(seqs[a], seqs[b], 8, bits),
+                slot_positions(seqs[b], seqs[a], 8, bits)) for a, b in zip(pa, pb)]
+    assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("bits", [16, 10, 6])
 def test_qgram_counts_are_at_least_the_exact_ones(bits):
     seqs = adversarial(3)

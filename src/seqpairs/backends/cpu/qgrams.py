@@ -24,8 +24,9 @@ def _slot(code, q, bits):
 
 
 @njit(nogil=True, cache=True)
-def _bitsets(first, stop, codes, offsets, q, bits, sets):
-    """The bitsets of sequences first..stop-1."""
+def _bitsets(first, stop, codes, offsets, q, bits, sets, slots, repeated):
+    """The bitsets of sequences first..stop-1, each q-gram position's slot, and whether
+    its slot came before in its sequence."""
     mask = (np.int64(1) << (2 * q)) - 1
     for s in range(first, stop):
         for w in range(sets.shape[1]):
@@ -35,30 +36,35 @@ def _bitsets(first, stop, codes, offsets, q, bits, sets):
             code = ((code << 2) | codes[k]) & mask
             if k - offsets[s] >= q - 1:
                 slot = _slot(code, q, bits)
-                sets[s, slot >> 6] |= np.uint64(1) << np.uint64(slot & 63)
+                bit = np.uint64(1) << np.uint64(slot & 63)
+                repeated[k] = (sets[s, slot >> 6] & bit) != 0
+                sets[s, slot >> 6] |= bit
+                slots[k] = slot
 
 
 @njit(inline="always")
-def _present(codes, start, stop, q, bits, bitset):
-    """Positions of codes[start:stop] whose q-gram is in bitset."""
-    mask = (np.int64(1) << (2 * q)) - 1
-    code = np.int64(0)
-    count = 0
-    for k in range(start, stop):
-        code = ((code << 2) | codes[k]) & mask
-        if k - start >= q - 1:
-            slot = _slot(code, q, bits)
-            count += (bitset[slot >> 6] >> np.uint64(slot & 63)) & np.uint64(1)
-    return count
+def _has(bitset, slot):
+    return (bitset[slot >> 6] >> np.uint64(slot & 63)) & np.uint64(1)
 
 
 @njit(nogil=True, cache=True)
-def _shared(first, stop, codes, offsets, sets, pa, pb, q, bits, out):
-    """The counts of pairs first..stop-1."""
+def _shared(first, stop, offsets, q, slots, repeated, repeats, repeat_slots, sets, pa, pb,
+            out):
+    """The counts of pairs first..stop-1: B's positions in A's bitset, and A's positions in
+    B's as the slots both hold (B's first positions of a slot found in A's bitset) plus
+    A's repeated slots found in B's."""
     for k in range(first, stop):
         s, t = pa[k], pb[k]
-        in_b = _present(codes, offsets[s], offsets[s + 1], q, bits, sets[t])
-        in_a = _present(codes, offsets[t], offsets[t + 1], q, bits, sets[s])
+        in_a = 0
+        both = 0
+        for p in range(offsets[t] + q - 1, offsets[t + 1]):
+            hit = _has(sets[s], slots[p])
+            in_a += hit
+            if not repeated[p]:
+                both += hit
+        in_b = both
+        for r in range(repeats[s], repeats[s + 1]):
+            in_b += _has(sets[t], repeat_slots[r])
         out[k] = min(in_a, in_b)
 
 
@@ -66,15 +72,22 @@ def counter(codes, offsets, q: int, bits: int, threads: int | None = None):
     """The contract's qgram_shared kernel: (pa, pb) -> int32 counts, at least the number
     of q-gram positions of either sequence whose q-gram occurs in the other (the
     smaller)."""
-    sets = np.empty((len(offsets) - 1, max(1, (1 << bits) // 64)), dtype=np.uint64)
-    in_parallel(_bitsets, len(offsets) - 1, threads, codes, offsets, q, bits, sets)
+    n = len(offsets) - 1
+    sets = np.empty((n, max(1, (1 << bits) // 64)), dtype=np.uint64)
+    slots = np.zeros(len(codes), dtype=np.uint16 if bits <= 16 else np.uint32)
+    repeated = np.zeros(len(codes), dtype=np.bool_)
+    in_parallel(_bitsets, n, threads, codes, offsets, q, bits, sets, slots, repeated)
+    where = np.flatnonzero(repeated)  # each sequence's repeated slots, in its own range
+    repeat_slots = slots[where]
+    repeats = np.searchsorted(where, offsets).astype(np.int64)
 
     def shared(pa, pb):
         pa = np.ascontiguousarray(pa, dtype=np.int64)
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         out = np.empty(len(pa), dtype=np.int32)
         if len(pa):
-            in_parallel(_shared, len(pa), threads, codes, offsets, sets, pa, pb, q, bits, out)
+            in_parallel(_shared, len(pa), threads, offsets, q, slots, repeated, repeats,
+                        repeat_slots, sets, pa, pb, out)
         return out
 
     return shared
