@@ -41,7 +41,7 @@ DATA = Path(os.environ.get("SEQPAIRS_DATA", ROOT.parent / "shared" / "data"))
 FIELDS = ["query", "target", "id", "alnlen", "mism", "opens", "gaps", "ids", "qilo", "qihi",
           "tilo", "tihi", "ql", "tl", "caln", "raw", "id0", "id1", "id2", "id3", "id4"]
 PERCENT = ["id", "id0", "id1", "id2", "id3", "id4"]
-SIZE = r";size=\d+"  # an abundance annotation, as vsearch's --xsize strips it
+SIZE = r";size=\d+"  # an abundance annotation (vsearch keeps it in --userout's labels)
 
 
 def read_fasta(path: Path):

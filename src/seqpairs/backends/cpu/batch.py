@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import queue
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
@@ -46,7 +46,10 @@ def in_parallel(kernel, tasks: int, threads: int | None, *args) -> None:
             kernel(first, stop, *args)
 
     helpers = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
-    work()
+    try:
+        work()
+    finally:  # no helper still at work on the arguments once this returns or raises
+        wait(helpers)
     for helper in helpers:
         helper.result()
 
