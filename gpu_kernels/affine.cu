@@ -14,7 +14,8 @@
 //
 // Layout as in seqdist.cu: B's columns in vertical strips of STRIP columns kept in
 // registers while the thread walks down A's rows; the strip's last column (H and E) goes
-// to a [row][pair] boundary buffer, read one row ahead. (Two rows in flight, as in
+// to a [row][pair] boundary buffer, read AHEAD rows before the row that uses it (the
+// buffer lives in device memory, whose latency is several rows' work). (Two rows in flight, as in
 // seqdist.cu, measured slower here: the registers they need cost occupancy or strip width.)
 //
 // Substitution scores must fit int8: for each strip column the four scores of its letter
@@ -22,6 +23,9 @@
 // one byte permute.
 #ifndef STRIP
 #define STRIP 16
+#endif
+#ifndef AHEAD
+#define AHEAD 4  // rows whose left boundary is read before they are computed
 #endif
 
 typedef unsigned int u32;
@@ -147,23 +151,51 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
     }
     // (i-1, j0-1), the up-left cell of row i's first cell: row 0 here
     Packed up_left = j0 == 1 ? 0 : pack<Packed>(-(long long)end_open - (j0 - 1LL) * end_extend, 0);
-    // The left boundary and A's letter are read ahead of the rows that use them.
-    Packed next_h = bnd.h[stride], next_e = bnd.e[stride];
-    int next_a = A[0];
+    // The left boundary and A's letters are read AHEAD rows before the rows that use them
+    // (a global load takes several rows' work); past the last row the reads repeat it.
+    // Slot r holds row i + r (at most la).
+    Packed next_h[AHEAD], next_e[AHEAD];
+    int next_a[AHEAD];
+#pragma unroll
+    for (int r = 0; r < AHEAD; r++) {
+        const int at = min(1 + r, la);
+        next_h[r] = bnd.h[(size_t)at * stride];
+        next_e[r] = bnd.e[(size_t)at * stride];
+        next_a[r] = A[at - 1];
+    }
     int i = 1;
-    for (; i < la; i++) {  // the rows before the last one
-        Walk<Packed> w = {next_h, next_e, up_left, step_selector(next_a)};
-        up_left = next_h;
-        next_h = bnd.h[(size_t)(i + 1) * stride];
-        next_e = bnd.e[(size_t)(i + 1) * stride];
-        next_a = A[i];
+    for (; i + AHEAD <= la; i += AHEAD) {  // AHEAD rows at a time, all before the last row
+#pragma unroll
+        for (int r = 0; r < AHEAD; r++) {
+            Walk<Packed> w = {next_h[r], next_e[r], up_left, step_selector(next_a[r])};
+            up_left = next_h[r];
+            const int at = min(i + r + AHEAD, la);
+            next_h[r] = bnd.h[(size_t)at * stride];
+            next_e[r] = bnd.e[(size_t)at * stride];
+            next_a[r] = A[at - 1];
+            row<Packed, FINAL, false>(col, last_col, interior, end, w, h, f);
+            if (!FINAL) {
+                bnd.h[(size_t)(i + r) * stride] = w.left_h;
+                bnd.e[(size_t)(i + r) * stride] = w.left_e;
+            }
+        }
+    }
+    for (; i < la; i++) {  // the rows left before the last one
+        Walk<Packed> w = {next_h[0], next_e[0], up_left, step_selector(next_a[0])};
+        up_left = next_h[0];
+#pragma unroll
+        for (int r = 0; r + 1 < AHEAD; r++) {
+            next_h[r] = next_h[r + 1];
+            next_e[r] = next_e[r + 1];
+            next_a[r] = next_a[r + 1];
+        }
         row<Packed, FINAL, false>(col, last_col, interior, end, w, h, f);
         if (!FINAL) {
             bnd.h[(size_t)i * stride] = w.left_h;
             bnd.e[(size_t)i * stride] = w.left_e;
         }
     }
-    Walk<Packed> w = {next_h, next_e, up_left, step_selector(next_a)};
+    Walk<Packed> w = {next_h[0], next_e[0], up_left, step_selector(next_a[0])};
     row<Packed, FINAL, true>(col, last_col, interior, end, w, h, f);
     if (FINAL) {
         constexpr int shift = Shift<Packed>::value;

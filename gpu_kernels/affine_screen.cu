@@ -15,7 +15,8 @@
 // << 16, plus ALPHA for the same letter or -BETA), and a thread reads its row letter's
 // STRIP steps with loads of LOAD bytes (16, 8 or 4) a row; H and F of the strip stay in
 // registers while it walks down its rows, and the strip's last column (H, E) goes to a
-// [row][pair] buffer, read one row ahead. Threads of a warp read the rows of different
+// [row][pair] buffer, read AHEAD rows before the row that uses it (the buffer lives in
+// device memory, whose latency is several rows' work). Threads of a warp read the rows of different
 // letters: 4-byte loads never meet in a bank (the rows' odd stride), wider ones do for
 // letters 8 (16 bytes) or 16 (8 bytes) apart, but take fewer instructions.
 #ifndef STRIP
@@ -23,6 +24,9 @@
 #endif
 #ifndef LOAD
 #define LOAD 16
+#endif
+#ifndef AHEAD
+#define AHEAD 4  // rows whose left boundary is read before they are computed
 #endif
 #if STRIP % 4 != 0 || (LOAD != 4 && LOAD != 8 && LOAD != 16)
 #error "STRIP must be a multiple of 4, LOAD 4, 8 or 16"
@@ -113,23 +117,53 @@ __device__ __forceinline__ void strip(const int* s_prof, const unsigned char* A,
         f[t] = neg;
     }
     int up_left = j0 == 1 ? 0 : border(end_open, end_extend, j0 - 1);
-    // the left boundary and A's letter are read ahead of the rows that use them
-    int next_h = bnd_h[stride], next_e = bnd_e[stride], next_a = A[0];
-    for (int i = 1; i < la; i++) {  // the rows before the last one
-        int left_h = next_h, left_e = next_e;
-        const int a = next_a, diag_h = up_left;
-        up_left = next_h;
-        next_h = bnd_h[(size_t)(i + 1) * stride];
-        next_e = bnd_e[(size_t)(i + 1) * stride];
-        next_a = A[i];
+    // The left boundary and A's letters are read AHEAD rows before the rows that use them
+    // (a global load takes several rows' work); past the last row the reads repeat it.
+    // Slot r holds row i + r (at most la).
+    int next_h[AHEAD], next_e[AHEAD], next_a[AHEAD];
+#pragma unroll
+    for (int r = 0; r < AHEAD; r++) {
+        const int at = min(1 + r, la);
+        next_h[r] = bnd_h[(size_t)at * stride];
+        next_e[r] = bnd_e[(size_t)at * stride];
+        next_a[r] = A[at - 1];
+    }
+    int i = 1;
+    for (; i + AHEAD <= la; i += AHEAD) {  // AHEAD rows at a time, all before the last row
+#pragma unroll
+        for (int r = 0; r < AHEAD; r++) {
+            int left_h = next_h[r], left_e = next_e[r];
+            const int a = next_a[r], diag_h = up_left;
+            up_left = next_h[r];
+            const int at = min(i + r + AHEAD, la);
+            next_h[r] = bnd_h[(size_t)at * stride];
+            next_e[r] = bnd_e[(size_t)at * stride];
+            next_a[r] = A[at - 1];
+            row<FINAL>(s_prof, a, last_col, interior, interior, end, left_h, left_e, diag_h, h, f);
+            if (!FINAL) {
+                bnd_h[(size_t)(i + r) * stride] = left_h;
+                bnd_e[(size_t)(i + r) * stride] = left_e;
+            }
+        }
+    }
+    for (; i < la; i++) {  // the rows left before the last one
+        int left_h = next_h[0], left_e = next_e[0];
+        const int a = next_a[0], diag_h = up_left;
+        up_left = next_h[0];
+#pragma unroll
+        for (int r = 0; r + 1 < AHEAD; r++) {
+            next_h[r] = next_h[r + 1];
+            next_e[r] = next_e[r + 1];
+            next_a[r] = next_a[r + 1];
+        }
         row<FINAL>(s_prof, a, last_col, interior, interior, end, left_h, left_e, diag_h, h, f);
         if (!FINAL) {
             bnd_h[(size_t)i * stride] = left_h;
             bnd_e[(size_t)i * stride] = left_e;
         }
     }
-    int left_h = next_h, left_e = next_e;
-    row<FINAL>(s_prof, next_a, last_col, end, interior, end, left_h, left_e, up_left, h, f);
+    int left_h = next_h[0], left_e = next_e[0];
+    row<FINAL>(s_prof, next_a[0], last_col, end, interior, end, left_h, left_e, up_left, h, f);
     if (FINAL) {
 #pragma unroll
         for (int t = 0; t < STRIP; t++) {

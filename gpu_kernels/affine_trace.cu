@@ -8,7 +8,8 @@
 //
 // The recurrence runs in vertical strips of STRIP columns kept in registers while the
 // thread walks down A's rows (as affine.cu); the strip's last column (H and E) goes to a
-// [row][pair] boundary buffer for the next strip. Each cell's four direction bits
+// [row][pair] boundary buffer for the next strip, read AHEAD rows before the row that
+// uses it. Each cell's four direction bits
 // (trace_affine.py's move byte: H takes E, H takes F, E extends, F extends) go into one
 // word per row and strip, moves[((i - 1) * words_per_row + strip) * npairs + pair], so a
 // warp's stores are coalesced. Substitution scores: with TABLE 0 (four letters, DNA) a
@@ -21,6 +22,9 @@
 static_assert(STRIP == 8, "a strip's moves are one 32-bit word of 4-bit cells");
 #ifndef TABLE
 #define TABLE 0
+#endif
+#ifndef AHEAD
+#define AHEAD 4  // rows whose left boundary is read before they are computed
 #endif
 #define MAX_LETTERS 32
 #define SUBST_WORDS (TABLE ? MAX_LETTERS * MAX_LETTERS : 16)
@@ -81,46 +85,58 @@ __device__ int fill(const unsigned char* A, const unsigned char* B, int la, int 
             ev[t] = j == lb ? end_ext : gap_ext;
         }
         int up_left = j0 == 1 ? 0 : -end_open - (j0 - 1) * end_extend;  // H(0, j0 - 1)
-        for (int i = 1; i <= la; i++) {
-            int left_h, left_e;  // H and E of (i, j0 - 1)
-            if (j0 == 1) {
-                left_h = -end_open - i * end_extend;
-                left_e = NEG_SCORE;
-            } else {
-                left_h = bnd_h[i * stride];
-                left_e = bnd_e[i * stride];
-            }
-            int diag = up_left;
-            up_left = left_h;
-            const u32 selector = score_selector(TABLE ? 0 : A[i - 1]);
-            const int* line = s_subst + (TABLE ? A[i - 1] * letters : 0);
-            const int oh = i == la ? end_open_ext : gap_open_ext;  // horizontal gaps
-            const int eh = i == la ? end_ext : gap_ext;
-            u32 word = 0u;
+        // H and E of (i, j0 - 1) and A's letter are read AHEAD rows before row i uses them
+        // (a global load takes several rows' work); past la the reads repeat row la.
+        // Slot r holds row i + r.
+        int next_h[AHEAD], next_e[AHEAD], next_a[AHEAD];
+        const auto fetch = [&](int r, int row) {
+            row = min(row, la);
+            next_h[r] = j0 == 1 ? -end_open - row * end_extend : bnd_h[row * stride];
+            next_e[r] = j0 == 1 ? NEG_SCORE : bnd_e[row * stride];
+            next_a[r] = A[row - 1];
+        };
 #pragma unroll
-            for (int t = 0; t < STRIP; t++) {
-                const int f_ext = f[t] - ev[t], f_open = h[t] - ov[t];
-                const bool f_extends = f_ext > f_open;  // ties open
-                const int nf = max(f_ext, f_open);
-                const int e_ext = left_e - eh, e_open = left_h - oh;
-                const bool e_extends = e_ext > e_open;
-                const int ne = max(e_ext, e_open);
-                const int d = diag + (TABLE ? line[col[t]] : substitution(col[t], selector));
-                const bool takes_f = nf > d;  // ties: D, then F, then E
-                int nh = max(d, nf);
-                const bool takes_e = ne > nh;
-                nh = max(nh, ne);
-                word |= ((u32)takes_e | ((u32)takes_f << 1) | ((u32)e_extends << 2)
-                         | ((u32)f_extends << 3)) << (4 * t);
-                diag = h[t];
-                h[t] = left_h = nh;
-                f[t] = nf;
-                left_e = ne;
-            }
-            moves[((size_t)(i - 1) * words_per_row + s) * stride] = word;
-            if (!final) {
-                bnd_h[i * stride] = left_h;
-                bnd_e[i * stride] = left_e;
+        for (int r = 0; r < AHEAD; r++) fetch(r, 1 + r);
+        for (int i0 = 1; i0 <= la; i0 += AHEAD) {
+#pragma unroll
+            for (int r = 0; r < AHEAD; r++) {
+                const int i = i0 + r;
+                if (i > la) break;
+                int left_h = next_h[r], left_e = next_e[r];  // H and E of (i, j0 - 1)
+                const int a = next_a[r];
+                fetch(r, i + AHEAD);
+                int diag = up_left;
+                up_left = left_h;
+                const u32 selector = score_selector(TABLE ? 0 : a);
+                const int* line = s_subst + (TABLE ? a * letters : 0);
+                const int oh = i == la ? end_open_ext : gap_open_ext;  // horizontal gaps
+                const int eh = i == la ? end_ext : gap_ext;
+                u32 word = 0u;
+#pragma unroll
+                for (int t = 0; t < STRIP; t++) {
+                    const int f_ext = f[t] - ev[t], f_open = h[t] - ov[t];
+                    const bool f_extends = f_ext > f_open;  // ties open
+                    const int nf = max(f_ext, f_open);
+                    const int e_ext = left_e - eh, e_open = left_h - oh;
+                    const bool e_extends = e_ext > e_open;
+                    const int ne = max(e_ext, e_open);
+                    const int d = diag + (TABLE ? line[col[t]] : substitution(col[t], selector));
+                    const bool takes_f = nf > d;  // ties: D, then F, then E
+                    int nh = max(d, nf);
+                    const bool takes_e = ne > nh;
+                    nh = max(nh, ne);
+                    word |= ((u32)takes_e | ((u32)takes_f << 1) | ((u32)e_extends << 2)
+                             | ((u32)f_extends << 3)) << (4 * t);
+                    diag = h[t];
+                    h[t] = left_h = nh;
+                    f[t] = nf;
+                    left_e = ne;
+                }
+                moves[((size_t)(i - 1) * words_per_row + s) * stride] = word;
+                if (!final) {
+                    bnd_h[i * stride] = left_h;
+                    bnd_e[i * stride] = left_e;
+                }
             }
         }
         if (final) {

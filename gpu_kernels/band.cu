@@ -408,13 +408,20 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
     int window[SLOTS];  // B[i - WIDTH - 1 + t] in a fast row: B[1 + t] in the first
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) window[t] = fast_first + WIDTH <= lb - 1 ? B[1 + t] : 0;
+    // A's letter and the window's next letter are read a row before they are used (a
+    // global load takes longer than a row)
+    int next_a = A[0];
+    int next_b = B[min(WIDTH, lb - 1)];
     for (int i = 1; i < la; i++) {
-        const double* subst_a = s_subst + 4 * A[i - 1];
+        const double* subst_a = s_subst + 4 * next_a;
+        const int b_in = next_b;  // B[i + WIDTH - 1] where a fast row reads it
+        next_a = A[i];
+        next_b = B[min(i + WIDTH, lb - 1)];
         if (i >= fast_first && i + WIDTH <= lb - 1) {
             if (i > fast_first) {
 #pragma unroll
                 for (int t = 0; t + 1 < SLOTS; t++) window[t] = window[t + 1];
-                window[SLOTS - 1] = B[i + WIDTH - 1];
+                window[SLOTS - 1] = b_in;
             }
 #pragma unroll
             for (int t = 0; t < SLOTS; t++) {  // the general row's sums, with dear * 1.0 = dear

@@ -22,7 +22,8 @@
 // Layout: B's columns are processed in vertical strips of STRIP columns whose values stay
 // in registers while the thread walks down all rows of A; only the strip's last column
 // (cost, counts, last-match letter) goes to a global boundary buffer, laid out
-// [row][pair] so that a warp's accesses are coalesced, and is read one row ahead. Register
+// [row][pair] so that a warp's accesses are coalesced; the next ROWS rows of it are read
+// while the rows before them are computed (device memory's latency). Register
 // arrays are indexed only by unrolled loop counters, so they stay in registers.
 #ifndef STRIP
 #define STRIP 16
@@ -199,24 +200,30 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
     u32 up_left_w1 = 0u, up_left_w2 = NO_ALIGNED_PAIR;
     u32 e_col = (u32)lb;  // row 0 of column lb is its own entry
     bool up_at_lb = false;
-    // The left boundary and A's letter are read ahead of the rows that use them.
-    RowStart next = read_boundary<FULL>(bnd, stride);
-    int next_a = LETTER(A[0]);
+    // The left boundary and A's letters of the next ROWS rows are read while the rows
+    // before them are computed (a global load takes longer than a row); past the last row
+    // the reads repeat it. next[r] holds row i + r (at most la).
+    RowStart next[ROWS];
+    int next_a[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        const int at = min(1 + r, la);
+        next[r] = read_boundary<FULL>(bnd, (size_t)at * stride);
+        next_a[r] = LETTER(A[at - 1]);
+    }
     int i = 1;
     for (; i + ROWS - 1 < la; i += ROWS) {  // ROWS rows at a time, all before the last row
         Walk w[ROWS];
-        RowStart start = next;
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
-            const RowStart left = r == 0 ? start : read_boundary<FULL>(bnd, (size_t)(i + r) * stride);
-            const int a = r == 0 ? next_a : LETTER(A[i + r - 1]);
-            w[r] = walk(left, up_left_h, up_left_w1, up_left_w2, a, s_subst, i + r, j0);
-            up_left_h = left.h;
-            up_left_w1 = left.w1;
-            up_left_w2 = left.w2;
+            w[r] = walk(next[r], up_left_h, up_left_w1, up_left_w2, next_a[r], s_subst, i + r, j0);
+            up_left_h = next[r].h;
+            up_left_w1 = next[r].w1;
+            up_left_w2 = next[r].w2;
+            const int at = min(i + ROWS + r, la);
+            next[r] = read_boundary<FULL>(bnd, (size_t)at * stride);
+            next_a[r] = LETTER(A[at - 1]);
         }
-        next = read_boundary<FULL>(bnd, (size_t)(i + ROWS) * stride);
-        next_a = LETTER(A[i + ROWS - 1]);
         rows<FULL, FINAL>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
         if (!FINAL) {
 #pragma unroll
@@ -224,16 +231,19 @@ __device__ __forceinline__ void strip(const unsigned char* A, const unsigned cha
         }
     }
     for (; i < la; i++) {  // the rows left before the last one, one at a time
-        Walk w = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, i, j0);
-        up_left_h = next.h;
-        up_left_w1 = next.w1;
-        up_left_w2 = next.w2;
-        next = read_boundary<FULL>(bnd, (size_t)(i + 1) * stride);
-        next_a = LETTER(A[i]);
+        Walk w = walk(next[0], up_left_h, up_left_w1, up_left_w2, next_a[0], s_subst, i, j0);
+        up_left_h = next[0].h;
+        up_left_w1 = next[0].w1;
+        up_left_w2 = next[0].w2;
+#pragma unroll
+        for (int r = 0; r + 1 < ROWS; r++) {
+            next[r] = next[r + 1];
+            next_a[r] = next_a[r + 1];
+        }
         row<FULL, FINAL, false>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
         if (!FINAL) write_boundary<FULL>(bnd, (size_t)i * stride, w);
     }
-    Walk w = walk(next, up_left_h, up_left_w1, up_left_w2, next_a, s_subst, la, j0);
+    Walk w = walk(next[0], up_left_h, up_left_w1, up_left_w2, next_a[0], s_subst, la, j0);
     row<FULL, FINAL, true>(b, last_col, j0, lb, w, h, w1, w2, e_row, e_col, up_at_lb);
     if (FINAL) {  // column lb: turn the counts into SeqDist's (see the top of this file)
 #pragma unroll

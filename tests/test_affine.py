@@ -297,8 +297,10 @@ def test_gpu_packed_width():
 
 
 def test_the_gpu_takes_the_strip_that_computes_a_launch_soonest():
-    """backends/gpu/affine.least_padding (plain NumPy here): ~250 bp in strips of 36
-    (7 x 36 = 252 columns; 40 would pad to 280), 400 and 1,500 bp in strips of 40."""
+    """backends/gpu/affine.least_padding (plain NumPy here): a strip of 36 computes a cell
+    in 0.9 of 40's time, so it takes ~250 bp (7 x 36 = 252 columns; 40 would pad to 280)
+    and also 400 and 1,500 bp (432 and 1,512 columns at 0.9 against 400 and 1,520); 40
+    takes lengths that 36 pads by more than a tenth (37-40: 72 columns against 40)."""
     from seqpairs.backends.gpu.affine import CELL_TIME, least_padding
     from seqpairs.backends.gpu.kernels import VARIANTS
 
@@ -312,8 +314,8 @@ def test_the_gpu_takes_the_strip_that_computes_a_launch_soonest():
             return least_padding(variants, lengths, lengths[::-1]).defines["STRIP"]
 
         assert strip([248, 250, 252]) == 36
-        assert strip([253, 260, 280]) == 40
-        assert strip([400, 410]) == 40 and strip([1500]) == 40
+        assert strip([400, 410]) == 36 and strip([1500]) == 36
+        assert strip([37, 40]) == 40 and strip([150, 160]) == 40
         assert least_padding(variants[:1], np.array([250]), np.array([250])) is variants[0]
 
 

@@ -28,10 +28,9 @@ def packed_width(scheme, max_len: int) -> int:
     return 32 if lowest > neg_score_32(scheme) and highest < 2**15 else 64
 
 
-# Time per computed cell of each strip, relative: about equal on an H100 (within the
-# sweeps' spread, benchmarks/RESULTS.md); 1.04 lets 40, the strip tuned at 400 bp, win
-# near-ties (1,500 bp: 1,512 columns in 36s against 1,520 in 40s).
-CELL_TIME = {40: 1.0, 36: 1.04}
+# Time per computed cell of each strip (with its AHEAD), relative: 36 took 0.88-0.91 of
+# 40's on an H200 at 250 and 400 bp (benchmarks/RESULTS.md, "Boundaries read rows ahead").
+CELL_TIME = {40: 1.0, 36: 0.9}
 
 
 def least_padding(variants, la, lb):

@@ -89,23 +89,24 @@ VARIANTS = {
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
     "qgram_shared": Variant("qgrams.cu", "qgram_shared"),
     # affine: a launch takes the strip of these that pads its pairs' columns least
-    # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280)
-    "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40}, 168),
-    "affine_32_narrow": Variant("affine.cu", "affine_pairs_32", {"STRIP": 36}, 168),
-    "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40}, 168),
-    "affine_64_narrow": Variant("affine.cu", "affine_pairs_64", {"STRIP": 36}, 168),
+    # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280).
+    # AHEAD: rows whose left boundary is read before they are computed (1: the row
+    # before), the best of a sweep on an H200 for each strip (benchmarks/RESULTS.md)
+    "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40, "AHEAD": 4}, 168),
+    "affine_32_narrow": Variant("affine.cu", "affine_pairs_32", {"STRIP": 36, "AHEAD": 2}, 168),
+    "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40, "AHEAD": 2}, 168),
+    "affine_64_narrow": Variant("affine.cu", "affine_pairs_64", {"STRIP": 36, "AHEAD": 2}, 168),
     # the exact screen of affine passes (any alphabet of up to 32 letters), a block's
     # pairs sharing B and its profile (read LOAD bytes at a time)
-    "affine_screen": Variant("affine_screen.cu", "affine_screen", {"STRIP": 32, "LOAD": 16}),
+    "affine_screen": Variant("affine_screen.cu", "affine_screen",
+                             {"STRIP": 32, "LOAD": 16, "AHEAD": 4}, 168),
     # vsearch's traced alignment (4-bit moves, a word per 8 columns): the kept pairs'
     # alignments, and every pair's counts alone (affine_counts); four letters' scores
     # packed in a word per column, or (_table) any alphabet's table in shared memory
-    "affine_trace": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8, "TABLE": 0}),
-    "affine_trace_counts": Variant("affine_trace.cu", "affine_trace_counts",
-                                   {"STRIP": 8, "TABLE": 0}),
-    "affine_trace_table": Variant("affine_trace.cu", "affine_trace", {"STRIP": 8, "TABLE": 1}),
-    "affine_trace_counts_table": Variant("affine_trace.cu", "affine_trace_counts",
-                                         {"STRIP": 8, "TABLE": 1}),
+    **{f"affine_trace{counts}{table}": Variant(
+        "affine_trace.cu", f"affine_trace{counts}",
+        {"STRIP": 8, "TABLE": int(table == "_table"), "AHEAD": 4}, 128)
+       for counts in ("", "_counts") for table in ("", "_table")},
     # seqpairs align, one thread per pair: score and end, then the start (reverse pass);
     # a column's scores in a word (alphabets of up to 4 letters) or a shared table. Strips
     # and caps: the fastest forward pass of a sweep on ADEPT's shapes (H200, RESULTS.md)

@@ -14,9 +14,9 @@ from .launch import check_written, device_pairs, one_thread_per_pair
 # screen (one count word).
 ROW_BYTES = {"seqdist": 8 + 4 + 4 + 1, "seqdist_screen": 8 + 4 + 1}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # no valid packed counts look like this
-# a screen cell against a full kernel's: 597 / 899 GCUPS on an H100 (benchmarks/RESULTS.md,
-# "Exact pruning")
-SCREEN_COST = 0.66
+# a screen cell against a full kernel's: 784 / 870 GCUPS at 400 bp on an H200
+# (benchmarks/RESULTS.md, "Boundaries read rows ahead")
+SCREEN_COST = 0.9
 
 
 def unpack_screen(packed):
