@@ -29,7 +29,8 @@ def packed_width(scheme, max_len: int) -> int:
 
 
 # Time per computed cell of each strip (with its AHEAD), relative: 36 took 0.88-0.91 of
-# 40's on an H200 at 250 and 400 bp (benchmarks/RESULTS.md, "Boundaries read rows ahead").
+# 40's on an H200 at 250 and 400 bp, the 32-bit builds (benchmarks/RESULTS.md, "Boundaries
+# read rows ahead"); the 64-bit builds take the same choice, unmeasured.
 CELL_TIME = {40: 1.0, 36: 0.9}
 
 

@@ -91,7 +91,8 @@ VARIANTS = {
     # affine: a launch takes the strip of these that pads its pairs' columns least
     # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280).
     # AHEAD: rows whose left boundary is read before they are computed (1: the row
-    # before), the best of a sweep on an H200 for each strip (benchmarks/RESULTS.md)
+    # before), the best of a sweep on an H200 for each 32-bit strip (benchmarks/RESULTS.md);
+    # the 64-bit builds, not swept, take 2 (their states hold twice the registers)
     "affine_32": Variant("affine.cu", "affine_pairs_32", {"STRIP": 40, "AHEAD": 4}, 168),
     "affine_32_narrow": Variant("affine.cu", "affine_pairs_32", {"STRIP": 36, "AHEAD": 2}, 168),
     "affine_64": Variant("affine.cu", "affine_pairs_64", {"STRIP": 40, "AHEAD": 2}, 168),
