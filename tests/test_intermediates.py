@@ -320,6 +320,37 @@ def test_key_ranges_of_several_spills_hold_every_pair_once_in_order(tmp_path, bu
     assert list((tmp_path / "out").iterdir()) == []
 
 
+def test_merge_of_runs_dense_in_different_places_reads_parts_within_the_budget(tmp_path):
+    """Runs whose keys lie dense each in its own stretch (and sparse elsewhere), as the
+    distance stage's runs hold tiles of sequences of like lengths: the merge yields every
+    record once in key order, in chunks that each fit the budget's part (its records,
+    their concatenation, sort index and reordered copy), and not in many small rounds."""
+    rng = np.random.default_rng(7)
+    count, run_count, space = 200_000, 12, 10**9
+    keys = rng.choice(space, count, replace=False)
+    regional = rng.random(count) < 0.8  # most of run r's keys from the r-th stretch
+    owner = np.where(regional, keys * run_count // space, rng.integers(0, run_count, count))
+    columns = runs.run_columns(LAYOUTS["seqdist"])
+    width = runs.record_bytes(columns)
+    budget = 20_000 * (3 * width + 8)  # parts of 20,000 records
+    with runs.Scratch(tmp_path, "edges.npz") as scratch:
+        held = []
+        for r in range(run_count):
+            mine = np.sort(keys[owner == r])
+            held.append(scratch.write_run(mine.size, [
+                {"key": mine, **{name: (mine % 1000).astype(dtype) for name, dtype in
+                                 columns.items() if name != "key"}}], columns))
+        chunks = list(runs.merged(held, list(columns), budget))
+    assert all(len(chunk["key"]) <= 20_000 for chunk in chunks)
+    assert len(chunks) <= 2 * count // 20_000
+    got = np.concatenate([chunk["key"] for chunk in chunks])
+    assert np.array_equal(got, np.sort(keys))
+    for chunk in chunks:
+        for name in columns:
+            if name != "key":
+                assert np.array_equal(chunk[name], (chunk["key"] % 1000).astype(columns[name]))
+
+
 @pytest.mark.parametrize("parts", [1, 2, 5, 16])
 def test_balanced_splits_cut_runs_into_parts_of_about_equal_counts(tmp_path, parts):
     """Runs in memory and on disk (a slice of one among them), keys crowded in one corner:

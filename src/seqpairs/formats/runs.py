@@ -5,9 +5,10 @@ buffers that share `budget` bytes. When a buffer is full it is sorted by pair in
 key i(i-1)/2 + j, which orders pairs by (i, j)) and written as a run, a file per column in
 a temporary folder, by a writer thread while the other buffer fills: the GPU's loop that
 hands the pairs does not wait for the sort and the disk (a second or more a run). At the
-end `merged` reads every run in windows and yields the pairs in key order, chunk by
-chunk; when the runs are too many for windows of MIN_WINDOW records within the budget,
-they are first merged in groups into longer runs (one more pass over the data each time).
+end `merged` cuts the runs by key into parts that fit the budget and yields the pairs in
+key order, part by part; when the runs are too many for a part to read MIN_WINDOW records
+from each, they are first merged in groups into longer runs (one more pass over the data
+each time).
 Pairs that fit the budget stay in memory and no file is written. Keys are unique (a pair
 is computed once; a key in two runs is an Overlap), so the order is total and the output
 does not depend on how the pairs were cut into runs.
@@ -43,8 +44,7 @@ KEY = np.dtype(np.int64)
 # Bytes a buffered pair needs while its run is sorted, beyond its record: its sort index
 # and one column's reordered copy.
 SORT_OVERHEAD = 16
-MIN_WINDOW = 1 << 14  # records read from each run at a time, at least
-ROUND = 1 << 17  # records a round of the merge aims at: its sort stays in cache
+MIN_WINDOW = 1 << 14  # records a part of the merge reads from each run, on average, at least
 STEP = 1 << 20  # pairs converted to the edge list's columns at a time
 
 
@@ -135,61 +135,9 @@ def write_run(path: Path, count: int, chunks, columns: dict[str, np.dtype]) -> F
     return run
 
 
-class Cursor:
-    """Reads one run for `merged` through a window of at most `window` records, topped up
-    from the run whenever less than half of it is left. (Refilled only when empty, the
-    windows of many runs came to end near one key, and most rounds of the merge took a few
-    records from each: 642 rounds for 12 M pairs in 144 runs, 72 topped up.)"""
-
-    def __init__(self, run, names, window: int):
-        self.run, self.names, self.window = run, names, window
-        self.loaded = 0  # records read from the run so far
-        self.values = {name: run.read(name, 0, 0) for name in names}
-        self.position = 0
-        self._top_up()
-
-    def _top_up(self) -> None:
-        stop = min(self.loaded + self.window - self.left, self.run.count)
-        self.values = {name: np.concatenate([values[self.position:],
-                                             self.run.read(name, self.loaded, stop)])
-                       for name, values in self.values.items()}
-        self.loaded, self.position = stop, 0
-
-    @property
-    def left(self) -> int:
-        """Records of the window not taken yet."""
-        return len(self.values["key"]) - self.position
-
-    @property
-    def done(self) -> bool:
-        return self.left == 0
-
-    @property
-    def last_key(self) -> int:
-        return int(self.values["key"][-1])
-
-    def take(self, frontier: int) -> dict[str, np.ndarray]:
-        """The window's next records with key <= frontier (then topped up when less than
-        half of it is left)."""
-        keys = self.values["key"]
-        end = self.position + int(np.searchsorted(keys[self.position:], frontier, "right"))
-        part = {name: values[self.position:end] for name, values in self.values.items()}
-        self.position = end
-        if 2 * self.left < self.window and self.loaded < self.run.count:
-            self._top_up()
-        return part
-
-
-def window_for(runs: list, width: int, budget: int) -> int:
-    """Records per run and window so that a merge of `runs` (records of `width` bytes)
-    stays within `budget` bytes: every window, their concatenation, its sort index and
-    the reordered chunk."""
-    return budget // (max(len(runs), 1) * (3 * width + 8))
-
-
 def merges_within(runs: list, budget: int, most: int) -> int:
-    """How many merges of parts of `runs` (each reading every run in windows of at least
-    MIN_WINDOW records) fit the budget at once, from 1 to `most`."""
+    """How many merges of parts of `runs` (each reading parts of MIN_WINDOW records a run
+    or more) fit the budget at once, from 1 to `most`."""
     if not runs:
         return 1
     width = record_bytes(runs[0].columns)
@@ -201,30 +149,34 @@ class Overlap(ValueError):
 
 
 def merged(runs: list, names, budget: int):
-    """The records of `runs` in key order, as chunks: dicts of "key" and `names`. Each
-    round takes every run's records up to the least of their windows' last keys; windows
-    of 2 ROUND / len(runs) records (within the budget, at least MIN_WINDOW) gave rounds
-    of 1.3-2.1 ROUND records for 16 to 144 runs of random keys."""
+    """The records of `runs` in key order, as chunks: dicts of "key" and `names`. The runs
+    are cut by key into parts of about equal counts that fit the budget (balanced_splits:
+    every run's slice, their concatenation, its sort index and the reordered copy), and
+    each part is read whole and sorted (the runs' sorted stretches: timsort merges them).
+    A merge through windows of every run, each round up to the least of their last keys,
+    took rounds of a few records a run where the runs' keys lie dense in different places
+    (the distance stage's: tiles of sequences of like lengths), 2,098 rounds for 126.8 M
+    pairs at 2^16."""
     names = ["key", *(name for name in names if name != "key")]
-    width = sum(run.columns[name].itemsize for run in runs[:1] for name in names)
-    window = max(min(window_for(runs, width, budget), 2 * ROUND // max(len(runs), 1)),
-                 MIN_WINDOW)
-    cursors = [Cursor(run, names, window) for run in runs if run.count]
-    while cursors:
-        frontier = min(cursor.last_key for cursor in cursors)
-        parts = [cursor.take(frontier) for cursor in cursors]
-        parts = [part for part in parts if len(part["key"])]
-        if len(parts) == 1:
-            yield parts[0]
-        else:
-            keys = np.concatenate([part["key"] for part in parts])
-            order = np.argsort(keys, kind="stable")  # runs' sorted stretches: timsort merges them
-            keys = keys[order]
-            if (np.diff(keys) == 0).any():  # a key in two runs comes in one round
-                raise Overlap("a key in two sorted runs")
-            yield {"key": keys, **{name: np.concatenate([part[name] for part in parts])[order]
-                                   for name in names[1:]}}
-        cursors = [cursor for cursor in cursors if not cursor.done]
+    runs = [run for run in runs if run.count]
+    if not runs:
+        return
+    width = sum(runs[0].columns[name].itemsize for name in names)
+    part_records = max(budget // (3 * width + 8), MIN_WINDOW)
+    # balanced_splits' parts are equal within a few percent: aim at 80% of a part's room
+    parts = -(-sum(run.count for run in runs) * 5 // (4 * part_records))
+    for held in cut(runs, balanced_splits(runs, parts)):
+        if len(held) == 1:
+            yield {name: held[0].read(name, 0, held[0].count) for name in names}
+            continue
+        keys = np.concatenate([run.read("key", 0, run.count) for run in held])
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        if (np.diff(keys) == 0).any():
+            raise Overlap("a key in two sorted runs")
+        yield {"key": keys, **{name: np.concatenate([run.read(name, 0, run.count)
+                                                     for run in held])[order]
+                               for name in names[1:]}}
 
 
 class Scratch:
@@ -280,9 +232,9 @@ class Scratch:
 
 def fewer_runs(runs: list, budget: int, scratch: Scratch,
                columns: dict[str, np.dtype], most: int | None = None) -> list:
-    """No more runs than `most` (default: as many as a merge can read in windows of
-    MIN_WINDOW records within the budget): merge passes of groups of runs into one each,
-    as long as needed."""
+    """No more runs than `most` (default: as many as a merge's parts within the budget
+    can read MIN_WINDOW records of each): merge passes of groups of runs into one each, as
+    long as needed."""
     fan_in = max(2, budget // (MIN_WINDOW * (3 * record_bytes(columns) + 8)))
     while len(runs) > (most or fan_in):
         groups = [runs[k:k + fan_in] for k in range(0, len(runs), fan_in)]
@@ -387,11 +339,11 @@ class Spill:
 
     def finish(self) -> list:
         """The sorted runs of every pair taken (one in memory when they fit the budget), no
-        more than a merge can read in windows of MIN_WINDOW records within the budget."""
+        more than a merge's parts within the budget can read MIN_WINDOW records of each."""
         if self.finished is None and not (self.runs or self.pending):
             self.finished = [MemoryRun(self._sorted(self.buffer, self.filled), self.columns)]
             self.buffer = None
-        elif self.finished is None:  # the merge's windows take the budget: the buffer to disk
+        elif self.finished is None:  # the merge's parts take the budget: the buffer to disk
             self._flush()
             self.finished = self.runs
         self.finished = fewer_runs(self.finished, self.budget, self.scratch, self.columns)
