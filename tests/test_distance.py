@@ -49,20 +49,24 @@ def compute(seqset, bins, tiles, backend=CPU, **options):
     return distance.compute(seqset, bins, tiles, backend=backend, scheme=SEQDIST, **options)
 
 
-def kernel(pairs):
-    """Run the CPU kernel on a list of (A, B) strings."""
+def kernel(pairs, family=CPU.seqdist):
+    """Run a CPU kernel family (the full SeqDist kernel by default) on a list of (A, B)
+    strings."""
     seqs = [s for pair in pairs for s in pair]
     codes, offsets = encode(seqs)
     idx = np.arange(len(pairs))
-    return align_pairs(codes, offsets, 2 * idx, 2 * idx + 1)
+    return family(codes, offsets, SEQDIST, None)(2 * idx, 2 * idx + 1)
 
 
 def check_against_reference(pairs):
+    """The full kernel's cost, length and matches and the dense outputs' kernel's cost and
+    length equal the reference's."""
     cost, length, matches, _, _ = kernel(pairs)
+    dense_cost, dense_length = kernel(pairs, CPU.seqdist_dense)
     for k, (a, b) in enumerate(pairs):
         ref_cost, ref_len, ref_matches, _ = reference.seqdist(a, b)
-        assert cost[k] == ref_cost, (a, b)  # bit-exact, no tolerance
-        assert length[k] == ref_len, (a, b)
+        assert cost[k] == ref_cost == dense_cost[k], (a, b)  # bit-exact, no tolerance
+        assert length[k] == ref_len == dense_length[k], (a, b)
         assert matches[k] == ref_matches, (a, b)
 
 
@@ -457,20 +461,24 @@ def test_the_screen_runs_past_its_sample_only_where_it_pays(tmp_path, options, s
         assert sum(screened_pairs) == pairs
 
 
-def test_dense_only_takes_every_distance_from_the_screen(tmp_path):
-    """compute(edges=False): every pair through the backend's screen alone (cost and length
-    are all a distance needs), none through the full kernel; the same distances as the
-    one pass of the full kernel, and no edge list."""
+def test_dense_only_takes_every_distance_from_the_dense_kernel(tmp_path):
+    """compute(edges=False): every pair through the backend's seqdist_dense alone (cost and
+    length are all a distance needs), none through the full kernel nor the screen; the
+    same distances as the one pass of the full kernel, and no edge list."""
     seqset, bins, tiles = family_and_strangers(tmp_path, 22, 80, 25, 10, 0.08, 10)
     _, plain_dense = compute(seqset, bins, tiles, dense=True)
     screened_pairs = []
     screener = counting_screener(seqset, screened_pairs)
 
-    def no_full_kernel(*args):
-        raise AssertionError("the full kernel ran for a dense-only output")
+    def dense_kernel(*args):
+        screen = screener(*args)
+        return lambda i, j: screen(i, j)[:2]  # cost and length
 
-    backend = dataclasses.replace(CPU, seqdist_screen=screener)
-    backend = dataclasses.replace(backend, seqdist=lambda *a: no_full_kernel)
+    def no_kernel(*args):
+        raise AssertionError("the full kernel or the screen ran for a dense-only output")
+
+    backend = dataclasses.replace(CPU, seqdist_dense=dense_kernel,
+                                  seqdist=lambda *a: no_kernel, seqdist_screen=no_kernel)
     edges, dense = compute(seqset, bins, tiles, backend=backend, dense=True, edges=False)
     assert edges is None
     assert sum(screened_pairs) == seqset.n * (seqset.n - 1) // 2

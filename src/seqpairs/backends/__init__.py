@@ -16,6 +16,9 @@ where each starts, as formats.fasta.SequenceSet holds them):
       cost and length as seqdist's at fewer instructions per cell, for a first pass (pairs.
       identity.screen_bound). None where the backend has no cheaper pass (the CPU).
       `screen_cost`: a screen cell's cost against a seqdist cell.
+  seqdist_dense(...) -> kernel (pa, pb) -> cost (float64), length (int32): the same cost
+      and length as seqdist's, all a distance needs, for the dense outputs (every pair's
+      distance) at the fewest instructions per cell the backend has.
   seqdist_band(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, width,
       lower=0) -> exact (bool), cost (float64), length, matches, aligned, leading (int32),
       upper (float64): the band |j - i| <= width with the last row and column, the cells
@@ -118,6 +121,7 @@ class Backend:
     pairs_per_batch: int
     seqdist: Callable
     seqdist_screen: Callable | None
+    seqdist_dense: Callable
     seqdist_band: Callable | None
     seqdist_upper: Callable | None
     qgram_shared: Callable | None

@@ -111,14 +111,15 @@ class SeqDistPass:
         self.max_distance, self.candidate_identity, self.iddef = (max_distance,
                                                                  candidate_identity, iddef)
         self.lengths = backend.xp.asarray(seqs.lengths)
-        self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
-        self.screen = screener(backend, seqs, scheme, max_distance, candidate_identity, iddef,
-                               threads)
-        self.screen_cost = backend.screen_cost
         if max_distance == -math.inf and candidate_identity is None:  # dense only
-            self.screen = None  # a distance needs only the cost and length
-            if backend.seqdist_screen is not None:
-                self.align = backend.seqdist_screen(seqs.codes, seqs.offsets, scheme, threads)
+            # a distance needs only the cost and length
+            self.align = backend.seqdist_dense(seqs.codes, seqs.offsets, scheme, threads)
+            self.screen = None
+        else:
+            self.align = backend.seqdist(seqs.codes, seqs.offsets, scheme, threads)
+            self.screen = screener(backend, seqs, scheme, max_distance, candidate_identity,
+                                   iddef, threads)
+        self.screen_cost = backend.screen_cost
         self.pruned = pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef,
                              threads, dense_out is not None, prune)
         # batches whose pairs left by the pruner wait for the full kernel, up to

@@ -14,6 +14,7 @@ BACKEND = Backend(
     cells_per_call=4e9,  # about 1.5 s on two cores
     seqdist=seqdist.aligner,
     seqdist_screen=None,
+    seqdist_dense=seqdist.dense_aligner,
     seqdist_band=band.aligner,
     seqdist_upper=band.upper,
     qgram_shared=qgrams.counter,

@@ -7,12 +7,16 @@ only adds to `length`; an aligned pair also sets `last` to the new length and `f
 the smaller of itself and the new length (lengths only grow, so it is set once).
 From them: aligned columns (first to last aligned pair, no end gaps) = last - first + 1
 and leading end-gap columns = first - 1, so vsearch's iddef 2 identity is exactly
-matches / aligned without a traceback. Costs come from a SeqDistScheme.
+matches / aligned without a traceback. Costs come from a SeqDistScheme. The dense outputs
+need only the cost and the length (dense_aligner): the same kernels then count the length
+alone, a select instead of the aligned pair's five field operations (7-8% faster).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
+from numba.np.numpy_support import from_dtype
 
 from ..alignments import DIAG, LEFT, UP
 from ..common import FIELD, FIELD_MASK, FIRST_SHIFT, LAST_SHIFT, check_lengths, unpack
@@ -26,6 +30,12 @@ START = FIRST_MASK  # counts of an empty path: length 0, no aligned pair yet
 # Pairs computed in lockstep, one per lane. A constant, and a multiple of 8, so that LLVM
 # vectorises the lane loops instead of unrolling them (AVX-512 holds 8 doubles).
 LANES = 64
+# Which counts the kernels keep, chosen when Numba compiles them: a zero-length array
+# whose dtype selects the aligned pair's step (_diag_counts, an overload, which Numba
+# caches; a flag tested in the lane loop cost 8-10%, and a function passed in as an
+# argument is compiled again in every process).
+COUNTS = np.empty(0, np.int8)  # length, matches, first, last
+LENGTH_ONLY = np.empty(0, np.int16)  # the length; the other fields hold nothing
 
 
 @njit(inline="always")
@@ -35,6 +45,18 @@ def _diag_step(packed, eq):
     length = packed & FIELD_MASK
     first = min((packed >> FIRST_SHIFT) & FIELD_MASK, length)
     return (packed & ~(LAST_MASK | FIRST_MASK)) | (first << FIRST_SHIFT) | (length << LAST_SHIFT)
+
+
+def diag_counts(packed, eq, counts):
+    """The counts after an aligned pair, those that `counts` (COUNTS, LENGTH_ONLY) keeps."""
+    raise NotImplementedError  # compiled only, through _diag_counts
+
+
+@overload(diag_counts, inline="always")
+def _diag_counts(packed, eq, counts):
+    if counts.dtype == from_dtype(COUNTS.dtype):  # Numba's type of the array's dtype
+        return lambda packed, eq, counts: _diag_step(packed, eq)
+    return lambda packed, eq, counts: packed + LEN_ONE
 
 
 @njit(inline="always")
@@ -64,7 +86,7 @@ def cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p, up_h, up_p, subst_a
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
-         homopolymer_gap):
+         homopolymer_gap, counts):
     """Columns 1..width of one row of LANES pairs in lockstep: cell() written branch-free
     over the lanes (one AVX-512 instruction does 8). H, P: the row (cost, packed counts),
     [j * LANES + lane], holding the row above on entry; Bt: B's letters the same way (row 0
@@ -97,7 +119,7 @@ def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, l
             is_left = (c1 >= c2) & (c2 < c3)  # no NaN: c1 >= c2 is not (c1 < c2)
             h = c2 if is_left else (c1 if is_diag else c3)
             p = up_p + (np.int64(0) if last_col else LEN_ONE)
-            p = _diag_step(diag_p, eq_a) if is_diag else p
+            p = diag_counts(diag_p, eq_a, counts) if is_diag else p
             p = left_p + inc_row[lane] if is_left else p
             dh[lane], dp[lane] = up_h, up_p
             H[o + lane], P[o + lane] = h, p
@@ -107,7 +129,7 @@ def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, l
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At, Bt, H, P,
-           lanes):
+           lanes, counts):
     """LANES pairs (pa, pb; fewer repeat the last) through the recurrence in lockstep;
     their costs and counts into cost, packed. At, Bt, H, P and lanes are scratch."""
     la, lb, a, inc_row, dp, lp, lm = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4], \
@@ -148,7 +170,7 @@ def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At
             lm[k] = UP  # column 0 holds UP moves
             H[k], P[k] = lh[k], lp[k]
         _row(cols, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
-             homopolymer_gap)
+             homopolymer_gap, counts)
         for k in range(min(n, LANES)):
             if i == la[k]:
                 cost[k], packed[k] = H[lb[k] * LANES + k], P[lb[k] * LANES + k]
@@ -156,7 +178,7 @@ def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At
 
 @njit(nogil=True, cache=True)
 def _align_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap,
-                  homopolymer_gap, cost, packed, max_len):
+                  homopolymer_gap, cost, packed, max_len, counts):
     """_group over the groups first_group..stop_group-1 of LANES pairs."""
     At = np.empty(max_len * LANES, dtype=np.int64)
     Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
@@ -166,14 +188,14 @@ def _align_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap,
     for g in range(first_group, stop_group):
         first, last = g * LANES, min(len(pa), (g + 1) * LANES)
         _group(codes, offsets, pa[first:last], pb[first:last], subst, gap, homopolymer_gap,
-               cost[first:last], packed[first:last], At, Bt, H, P, lanes)
+               cost[first:last], packed[first:last], At, Bt, H, P, lanes, counts)
 
 
-def aligner(codes, offsets, scheme, threads: int | None = None):
-    """The contract's seqdist kernel: (pa, pb) -> cost (float64) and length, matches,
-    aligned, leading (int32) of the pairs (pa[k] as A, pb[k] as B), indices into offsets.
-    The pairs go through the recurrence LANES at a time, sorted by their lengths so that
-    a group's shorter pairs wait little for its longer ones."""
+def _aligner(codes, offsets, scheme, threads, counts):
+    """(pa, pb) -> cost (float64) and packed counts (those `counts` keeps) of the pairs
+    (pa[k] as A, pb[k] as B), indices into offsets. The pairs go through the recurrence
+    LANES at a time, sorted by their lengths so that a group's shorter pairs wait little
+    for its longer ones."""
     subst = scheme.matrix()
     lengths = np.diff(offsets)
 
@@ -187,8 +209,32 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
             in_parallel(_align_groups, (len(pa) + LANES - 1) // LANES, threads, codes,
                         offsets, pa[order], pb[order], subst, scheme.gap,
                         scheme.homopolymer_gap, sorted_cost, sorted_packed,
-                        check_lengths(offsets))
+                        check_lengths(offsets), counts)
             cost[order], packed[order] = sorted_cost, sorted_packed
-        return (cost, *unpack(packed))
+        return cost, packed
 
     return align
+
+
+def aligner(codes, offsets, scheme, threads: int | None = None):
+    """The contract's seqdist kernel: (pa, pb) -> cost (float64) and length, matches,
+    aligned, leading (int32) of the pairs."""
+    align = _aligner(codes, offsets, scheme, threads, COUNTS)
+
+    def full(pa, pb):
+        cost, packed = align(pa, pb)
+        return (cost, *unpack(packed))
+
+    return full
+
+
+def dense_aligner(codes, offsets, scheme, threads: int | None = None):
+    """The contract's seqdist_dense kernel: (pa, pb) -> cost (float64) and length (int32)
+    of the pairs, the same as aligner()'s."""
+    align = _aligner(codes, offsets, scheme, threads, LENGTH_ONLY)
+
+    def dense(pa, pb):
+        cost, packed = align(pa, pb)
+        return cost, (packed & FIELD_MASK).astype(np.int32)
+
+    return dense

@@ -32,6 +32,7 @@ def backend(device: int = 0) -> Backend:
         full_pairs_per_call=1 << 21,  # the full kernel's resident pairs many times over
         seqdist=seqdist.aligner,
         seqdist_screen=seqdist.screener,
+        seqdist_dense=seqdist.dense_aligner,
         seqdist_band=band.aligner,
         seqdist_upper=band.upper,
         qgram_shared=qgrams.counter,

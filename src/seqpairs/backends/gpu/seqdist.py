@@ -74,3 +74,12 @@ def screener(codes, offsets, scheme, threads=None, **options):
     pairs (int32), the same alignments as aligner()'s, cost and length to the last bit.
     pairs.identity.screen_bound turns its counts into a bound on aligner()'s bounds."""
     return aligner(codes, offsets, scheme, threads, screen=True, **options)
+
+
+def dense_aligner(codes, offsets, scheme, threads=None, **options):
+    """The contract's seqdist_dense kernel: cost (float64) and length (int32) through the
+    screen (a screen without the matches would take 5-7% fewer instructions a cell; not
+    built: benchmarks/RESULTS.md, "Instruction counts of the pruning's GPU kernels and of
+    a dense screen without matches")."""
+    screen = screener(codes, offsets, scheme, threads, **options)
+    return lambda pa, pb: screen(pa, pb)[:2]
