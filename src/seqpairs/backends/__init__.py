@@ -32,6 +32,12 @@ where each starts, as formats.fasta.SequenceSet holds them):
       upper (float64): an upper bound on seqdist's cost from the cheapest path through
       seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
       `upper_cost`: its widths, tried in turn (narrowest first), and their costs.
+  seqdist_relaxed(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, lam,
+      t) -> float64: per pair a lower bound on min over paths of cost' - lam g, g = (1 - t)
+      matches - t (mismatches + gap columns between the first and last aligned pair)
+      (docs/pruning.md, section 6): above an upper bound on the cost, the pair's iddef 2
+      identity is below t. None where the backend has none (the GPU); `relaxed_cost`: a
+      cell's cost against a seqdist cell.
   qgram_shared(codes, offsets, q, bits, threads) -> kernel (pa, pb) -> int32: per pair at
       least the number of q-gram positions of either sequence whose q-gram occurs in the
       other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
@@ -158,6 +164,8 @@ class Backend:
     # certificate"); a wide lower band certifies more of the others
     band_shared: float = 0.8
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
+    seqdist_relaxed: Callable | None = None
+    relaxed_cost: float = 1.0
     # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a
     # sequence fold more q-grams together, and the counting filter drops fewer pairs
     qgram_memory: int = 64 << 20

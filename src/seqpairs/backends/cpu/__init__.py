@@ -4,7 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from .. import Backend
-from . import affine, align, band, local, qgrams, scan, seqdist, trace_affine, trace_seqdist
+from . import (
+    affine,
+    align,
+    band,
+    local,
+    qgrams,
+    relaxed,
+    scan,
+    seqdist,
+    trace_affine,
+    trace_seqdist,
+)
 
 BACKEND = Backend(
     name="cpu",
@@ -41,5 +52,7 @@ BACKEND = Backend(
     # 100000`, 400 bp community reads, two runs: 1.09 / 1.02 and 0.84 / 0.80); the narrow
     # band proves 92% of what the wide one proves on the community at 58% of its cells
     upper_cost={4: 1.1, 8: 0.8},
+    seqdist_relaxed=relaxed.bounder,
+    relaxed_cost=0.35,  # 2.2-2.7 against 0.85 G cells a second (benchmarks/RESULTS.md)
     qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )
