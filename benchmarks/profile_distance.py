@@ -29,7 +29,8 @@ from seeds.common import header  # noqa: E402
 
 from seqpairs import backends, scoring  # noqa: E402
 
-FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_band", "seqdist_screen", "seqdist")
+FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_relaxed", "seqdist_band", "seqdist_screen",
+            "seqdist")
 QUEUED = "device work queued by the host"
 
 
