@@ -477,6 +477,21 @@ def test_pruner_on_real_data(shared_data, name):
         check_pruner(seqs, SEQDIST, max_distance, identity, 2)
 
 
+@pytest.fixture(autouse=True)
+def relaxed_on_any_run(monkeypatch):
+    """The relaxed recurrence on these tests' small runs too (its least cells: 0)."""
+    monkeypatch.setattr(prune, "RELAXED_LEAST_CELLS", 0)
+
+
+def test_relaxed_recurrence_only_for_runs_that_can_repay_its_compilation(monkeypatch):
+    seqs = sequence_set(adversarial(5))
+    cells = float(seqs.lengths.sum()) ** 2 / 2
+    for least, built in ((cells / 2, True), (cells * 2, False)):
+        monkeypatch.setattr(prune, "RELAXED_LEAST_CELLS", least)
+        stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2)
+        assert ("relaxed" in stats) == built
+
+
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "sam1F.fastq.gz"])
 def test_relaxed_recurrence_settles_real_pairs_the_qgrams_cannot(shared_data, name):
     """Reads of one gene at 80-90% identity share too many q-grams for section 4's bound;

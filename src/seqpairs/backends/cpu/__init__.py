@@ -53,6 +53,6 @@ BACKEND = Backend(
     # band proves 92% of what the wide one proves on the community at 58% of its cells
     upper_cost={4: 1.1, 8: 0.8},
     seqdist_relaxed=relaxed.bounder,
-    relaxed_cost=0.35,  # 2.2-2.7 against 0.85 G cells a second (benchmarks/RESULTS.md)
+    relaxed_cost=0.4,  # 2.37 against 0.92 G cells a second on a thread (benchmarks/RESULTS.md)
     qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )

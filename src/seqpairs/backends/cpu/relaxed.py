@@ -22,7 +22,7 @@ SCALE = 16.0  # a step's cost in 1/SCALE units, rounded down
 FAR = np.float32(1 << 24)  # no path: above every reachable value, still exact
 
 
-@njit(nogil=True, boundscheck=False, cache=True)
+@njit(inline="always", boundscheck=False)
 def _row(width, P0, P1, P2, Bt, a, s0, s1, s2, s3, lb, on_last_row, d0, d1, l0, l1, l2,
          least_gap, plain_gap, penalty):
     """Columns 1..width of one row of LANES pairs: P0/P1/P2 the three states' row ([j *
