@@ -1,4 +1,4 @@
-"""The relaxed recurrence of docs/pruning.md, section 6 (work in progress, not used yet):
+"""The relaxed recurrence of docs/pruning.md, section 6 (pairs/prune.Pruner runs it):
 per pair a lower bound on min over paths P of cost'(P) - lam g(P), g(P) = (1 - t) matches
 - t (mismatches + gap columns between the first and the last aligned pair), cost' a lower
 bound on SeqDist's cost of every path (each interior gap at the least it can cost there).

@@ -9,7 +9,8 @@ From them: aligned columns (first to last aligned pair, no end gaps) = last - fi
 and leading end-gap columns = first - 1, so vsearch's iddef 2 identity is exactly
 matches / aligned without a traceback. Costs come from a SeqDistScheme. The dense outputs
 need only the cost and the length (dense_aligner): the same kernels then count the length
-alone, a select instead of the aligned pair's five field operations (7-8% faster).
+alone, a select instead of the aligned pair's five field operations (7-8% faster in the
+kernel, 4-5% in the stage).
 """
 from __future__ import annotations
 
