@@ -3,12 +3,13 @@ in process on 2^k reads of benchmarks/communities.py (max_distance 0.1, candidat
 identity 0.97), every kernel call timed on its own (the device synchronised before and
 after, so the kernels do not overlap the host's work as they do in a plain run).
 
-    python benchmarks/profile_distance.py [--backend gpu] [--log2n 14]
+    python benchmarks/profile_distance.py [--backend gpu] [--log2n 14] [--fasta FILE]
 
 Prints per kernel family its calls, pairs and seconds, the wait before each kernel for the
 device work queued by the host since the last one (the pruner's tests and compaction on
 the device), then the rest of the stage (pair indices, Python, transfers) and the whole;
-a warm-up run on 2^10 reads compiles first. --cprofile N: the N functions with the most
+a warm-up run on 2^10 reads compiles first. --fasta: its distinct sequences instead of the
+2^log2n reads (C005's unique.fasta: the CPU's case against vsearch). --cprofile N: the N functions with the most
 time of their own (cProfile), the host's side of the rest.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from bench_upper import read_sets, run  # noqa: E402
 from seeds.common import header  # noqa: E402
 
 from seqpairs import backends, scoring  # noqa: E402
+from seqpairs.formats.fasta import read_unique_fasta  # noqa: E402
 
 FAMILIES = ("qgram_shared", "seqdist_upper", "seqdist_relaxed", "seqdist_band", "seqdist_screen",
             "seqdist")
@@ -74,12 +76,15 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=14)
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="print the N functions with the most time of their own")
+    parser.add_argument("--fasta", type=Path, help="profile this FASTA's distinct sequences")
     args = parser.parse_args()
     logging.getLogger("seqpairs").setLevel(logging.INFO)
     header("Where the distance stage's time goes (benchmarks/profile_distance.py)")
     scheme = scoring.get("seqdist")
     plain = backends.select(args.backend)
     sets = read_sets(scheme, args.log2n)
+    if args.fasta:
+        sets[args.log2n] = read_unique_fasta(args.fasta, scheme.alphabet)
     run(sets[10], plain, scheme)  # compiles
     totals = defaultdict(lambda: [0, 0, 0.0])
     profile = cProfile.Profile() if args.cprofile else None
@@ -88,7 +93,8 @@ def main() -> None:
     seconds, pruning, edges = run(sets[args.log2n], timed_backend(plain, totals), scheme)
     if profile:
         profile.disable()
-    print(f"2^{args.log2n}\t{seconds:.2f} s\t{len(edges)} kept\t{pruning}")
+    name = args.fasta.name if args.fasta else f"2^{args.log2n}"
+    print(f"{name}\t{seconds:.2f} s\t{len(edges)} kept\t{pruning}")
     print("family\tcalls\tpairs\tseconds\tshare")
     for family, (calls, pairs, spent) in totals.items():
         print(f"{family}\t{calls}\t{pairs}\t{spent:.2f}\t{spent / seconds:.3f}")
