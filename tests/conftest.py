@@ -20,6 +20,16 @@ def shared_data():
     return SHARED_DATA
 
 
+@pytest.fixture(autouse=True)
+def prune_every_run(monkeypatch):
+    """Tests prune their small runs too: the backends' prune_least_cells (a run too small
+    to repay the pruning kernels' first compilation is aligned in full) would leave the
+    pruner untested; test_prune.py tests that gate."""
+    from seqpairs.pairs import prune
+
+    monkeypatch.setattr(prune, "worth_pruning", lambda backend, seqs: True)
+
+
 @pytest.fixture
 def cli(capsys):
     """Run `seqpairs ARGS...` in-process; returns (exit code, stdout, stderr)."""

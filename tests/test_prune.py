@@ -19,6 +19,7 @@ from seqpairs.scoring.alphabet import encode_all as encode
 from seqpairs.scoring.seqdist import SeqDistScheme
 
 CPU = backends.select("cpu")
+WORTH_PRUNING = prune.worth_pruning  # the gate itself (conftest.py's fixture replaces it)
 SEQDIST = scoring.get("seqdist")
 # Every cost 4: ties everywhere, so the tie rule decides most cells.
 TIES = SeqDistScheme("ACGT", tuple(tuple(0.0 if a == b else 4.0 for b in range(4))
@@ -477,21 +478,6 @@ def test_pruner_on_real_data(shared_data, name):
         check_pruner(seqs, SEQDIST, max_distance, identity, 2)
 
 
-@pytest.fixture(autouse=True)
-def relaxed_on_any_run(monkeypatch):
-    """The relaxed recurrence on these tests' small runs too (its least cells: 0)."""
-    monkeypatch.setattr(prune, "RELAXED_LEAST_CELLS", 0)
-
-
-def test_relaxed_recurrence_only_for_runs_that_can_repay_its_compilation(monkeypatch):
-    seqs = sequence_set(adversarial(5))
-    cells = float(seqs.lengths.sum()) ** 2 / 2
-    for least, built in ((cells / 2, True), (cells * 2, False)):
-        monkeypatch.setattr(prune, "RELAXED_LEAST_CELLS", least)
-        stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2)
-        assert ("relaxed" in stats) == built
-
-
 @pytest.mark.parametrize("name", ["C005_454.fa.gz", "sam1F.fastq.gz"])
 def test_relaxed_recurrence_settles_real_pairs_the_qgrams_cannot(shared_data, name):
     """Reads of one gene at 80-90% identity share too many q-grams for section 4's bound;
@@ -527,13 +513,23 @@ def test_cli_outputs_are_the_same_bytes_with_and_without_pruning(tmp_path, cli):
     assert all(len(b) > 100 for b in outputs["full"])  # something was kept
 
 
-def test_pruning_is_used_only_where_it_can_pay():
+def test_pruning_is_used_only_where_it_can_pay(monkeypatch):
     from seqpairs.pairs.distance import pruner
 
     seqs = sequence_set(adversarial(0)[:5])
     args = dict(backend=CPU, seqs=seqs, scheme=SEQDIST, candidate_identity=0.97, iddef=2,
                 threads=None)
     assert pruner(**args, max_distance=0.1, dense=False, prune=True) is not None
+    # runs too small to repay the kernels' first compilation (tests prune every run:
+    # conftest.py's prune_every_run; here the backend's own test, WORTH_PRUNING)
+    cells = prune.run_cells(seqs)
+    for least, built in ((cells / 2, True), (cells * 2, False)):
+        gated = dataclasses.replace(CPU, prune_least_cells=least)
+        assert WORTH_PRUNING(gated, seqs) == built
+        monkeypatch.setattr(prune, "worth_pruning", WORTH_PRUNING)
+        assert (pruner(**{**args, "backend": gated}, max_distance=0.1, dense=False,
+                       prune=True) is not None) == built
+    assert CPU.prune_least_cells > 0  # the CPU's kernels take seconds to compile
     for changed in (dict(max_distance=math.inf, dense=False, prune=True),
                     dict(max_distance=0.1, dense=True, prune=True),
                     dict(max_distance=0.1, dense=False, prune=False)):

@@ -38,6 +38,10 @@ where each starts, as formats.fasta.SequenceSet holds them):
       (docs/pruning.md, section 6): above an upper bound on the cost, the pair's iddef 2
       identity is below t. None where the backend has none (the GPU); `relaxed_cost`: a
       cell's cost against a seqdist cell.
+  `prune_least_cells`: the pruning's families (seqdist_band, seqdist_upper,
+      seqdist_relaxed, qgram_shared) run only in runs of at least this many cells; smaller
+      ones are aligned in full, where the kernels' first compilation would cost more than
+      they spare (pairs/prune.worth_pruning).
   qgram_shared(codes, offsets, q, bits, threads) -> kernel (pa, pb) -> int32: per pair at
       least the number of q-gram positions of either sequence whose q-gram occurs in the
       other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
@@ -166,6 +170,10 @@ class Backend:
     upper_cost: dict[int, float] = field(default_factory=dict)  # seqdist_upper's, likewise
     seqdist_relaxed: Callable | None = None
     relaxed_cost: float = 1.0
+    # the pruning kernels (q-grams, upper bounds, bands, relaxed) run only in runs of at
+    # least this many cells (pairs/prune.worth_pruning): below it, their first
+    # compilation on a machine costs more than they can spare
+    prune_least_cells: float = 0.0
     # bytes for the q-gram bitsets of all sequences (pairs/prune.qgram_bits): fewer bits a
     # sequence fold more q-grams together, and the counting filter drops fewer pairs
     qgram_memory: int = 64 << 20

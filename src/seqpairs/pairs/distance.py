@@ -31,6 +31,7 @@ from .. import parallel, scoring
 from ..backends.common import AFFINE_COUNTS
 from ..formats.distances import Edges, pair_index, sequence_digest
 from ..progress import Progress
+from . import prune as pruning
 from . import tiling
 from .identity import AffineScreen, screen_bound, upper_bound, vsearch_percent
 from .prune import MIN_SAMPLE, SAMPLE, Pruner
@@ -73,9 +74,11 @@ def steps(cells, most: float, to_host=np.asarray):
 def pruner(backend, seqs, scheme, max_distance, candidate_identity, iddef, threads, dense,
            prune):
     """The exact pruning when asked for, possible on the backend and useful: a distance
-    limit drops pairs and no dense output needs every pair."""
+    limit drops pairs, no dense output needs every pair, and the run repays the kernels'
+    first compilation."""
     if (not prune or dense or None in (backend.seqdist_band, backend.seqdist_upper,
-                                       backend.qgram_shared) or max_distance == math.inf):
+                                       backend.qgram_shared) or max_distance == math.inf
+            or not pruning.worth_pruning(backend, seqs)):
         return None
     return Pruner(backend, seqs, scheme, threads, max_distance, candidate_identity, iddef)
 

@@ -38,10 +38,17 @@ SAMPLE, MIN_SAMPLE = 64, 16
 # lam of the relaxed recurrence (docs/pruning.md, section 6): on C005's and the MiSeq reads'
 # pairs 10 proves 95-98% of the pairs the thresholds do not keep, 30 a point more
 RELAXED_LAM = 10.0
-# ... and only for runs of at least this many cells: its compilation on a machine's first
-# run (1.6 s, 3e9 cells of the full kernel on two cores) is more than it can spare on
-# fewer (a third of a full cell, and it proves only pairs that the thresholds drop)
-RELAXED_LEAST_CELLS = 1e10
+
+
+def run_cells(seqs) -> float:
+    """About the cells of all pairs of seqs: (sum of lengths)^2 / 2."""
+    return float(np.sum(seqs.lengths, dtype=np.float64)) ** 2 / 2
+
+
+def worth_pruning(backend, seqs) -> bool:
+    """Whether the run is large enough to repay the pruning kernels' first compilation
+    (backend.prune_least_cells). The outputs are the same either way."""
+    return run_cells(seqs) >= backend.prune_least_cells
 
 
 def qgram_bits(n: int, memory: int, q: int = Q) -> int:
@@ -103,8 +110,7 @@ class Pruner:
                                        threads)
         self.band = backend.seqdist_band(seqs.codes, seqs.offsets, scheme, threads)
         self.upper = backend.seqdist_upper(seqs.codes, seqs.offsets, scheme, threads)
-        cells = float(np.sum(seqs.lengths, dtype=np.float64)) ** 2 / 2  # the run's, about
-        self.relaxed = (None if backend.seqdist_relaxed is None or cells < RELAXED_LEAST_CELLS
+        self.relaxed = (None if backend.seqdist_relaxed is None
                         else backend.seqdist_relaxed(seqs.codes, seqs.offsets, scheme, threads))
         self.relaxed_cost = backend.relaxed_cost
         self.shared = backend.qgram_shared(seqs.codes, seqs.offsets, Q,
