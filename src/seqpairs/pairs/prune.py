@@ -69,18 +69,6 @@ def distance_edits(shortest, max_distance: float, cheapest_edit: float):
     return np.floor(shortest * (d / (cheapest_edit - d)) * (1 + SLACK))
 
 
-def distance_cost(shortest, total, max_distance: float, cheapest_edit: float):
-    """The most a pair within max_distance can cost: cost <= d' length and length <= la +
-    lb = total; and length = matches + E' with matches <= shortest and E' <= cost /
-    cheapest_edit, so cost <= d' shortest / (1 - d' / cheapest_edit) (docs/pruning.md,
-    section 3)."""
-    d = max_distance * (1 + SLACK)
-    most = d * total
-    if d < cheapest_edit:
-        most = np.minimum(most, d * shortest / (1 - d / (cheapest_edit * (1 - SLACK))))
-    return most * (1 + SLACK)
-
-
 def distance_qgrams(shortest, max_distance: float, cheapest_edit: float, q: int = Q):
     """The fewest shared q-grams (qgram_shared) of a pair within max_distance: -inf where
     there is no bound."""
@@ -148,12 +136,11 @@ class Pruner:
         return ", ".join(f"{name} {count}" for name, count in self.stats.items())
 
     def _distance_fails(self, shared, shortest, total, lower):
-        """Pairs proved beyond max_distance: too few q-grams, or a cost above the most
-        a pair within it can cost (distance_cost)."""
+        """Pairs proved beyond max_distance: too few q-grams, or a cost above
+        max_distance * (la + lb) (the length never exceeds la + lb)."""
         fails = shared < distance_qgrams(shortest, self.max_distance, self.cheapest_edit)
         if lower is not None:
-            fails |= lower > distance_cost(shortest, total, self.max_distance,
-                                           self.cheapest_edit)
+            fails |= lower > self.max_distance * (1 + SLACK) * total
         return fails
 
     def _identity_fails(self, shared, shortest, upper):
