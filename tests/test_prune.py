@@ -420,6 +420,23 @@ def test_pruner_whichever_stages_pay(cost):
         assert sample < stats["upper 2"] and 0 < stats["upper 8"] < stats["upper 2"]
 
 
+def test_a_band_proving_nothing_does_not_run_for_the_relaxed_recurrence():
+    """The relaxed recurrence needs an upper bound, not every band: a band that proves
+    nothing on the sample (here, one whose bounds are infinite) runs on the sample only,
+    while the narrower one and the relaxed recurrence run on every suspect."""
+    def upper(codes, offsets, scheme, threads=None):
+        bound = CPU.seqdist_upper(codes, offsets, scheme, threads)
+        return lambda pa, pb, width: (np.full(len(pa), np.inf) if width == 8
+                                      else bound(pa, pb, width))
+
+    backend = dataclasses.replace(CPU, seqdist_upper=upper, upper_cost={2: 0.0, 8: 0.0},
+                                  relaxed_cost=0.0)
+    seqs = sequence_set(adversarial(9) + community(10, 6, 12, 150, 0.1))
+    stats = check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)
+    sample = -(-stats["pairs"] // prune.SAMPLE)
+    assert 0 < stats["upper 8"] <= sample < stats["relaxed"] <= stats["upper 2"]
+
+
 @pytest.mark.parametrize("share", [0.0, 0.8, 2.0])
 def test_bands_run_on_the_pairs_likely_to_certify(share):
     """Bands only for the pairs left that share at least backend.band_shared of the shorter

@@ -173,8 +173,9 @@ class Pruner:
         with `relax`, the suspects left then go through the relaxed recurrence against
         their least upper bound (docs/pruning.md, section 6). Returns, per band, whether it
         paid (the cells it spared outweigh its cells times its upper_cost) and whether the
-        relaxed recurrence did, the bands' cells counted with it (it needs their bounds;
-        when it pays, every band is kept for it)."""
+        relaxed recurrence did, the bands' cells counted with it (it needs an upper bound:
+        when it pays and no band paid alone, the narrowest is kept for it; a wider one
+        seldom tightens that bound enough to pay: on C005, 31 more pairs of 166,632)."""
         xp = self.xp
         paid, cost, spared = {}, 0.0, 0.0
         least = xp.full(len(suspects), xp.inf)  # each suspect's least upper bound
@@ -204,8 +205,8 @@ class Pruner:
         cells = self.lengths[i[pairs]] * self.lengths[j[pairs]]
         relax_paid = (spared + float(cells[proved].sum())
                       > cost + self.relaxed_cost * float(cells.sum()))
-        if relax_paid:
-            paid = dict.fromkeys(paid, True)
+        if relax_paid and not any(paid.values()):
+            paid[widths[0]] = True
         return paid, relax_paid
 
     def _bands(self, i, j, pending, widths, shared, shortest, total, found):
