@@ -42,11 +42,11 @@ BACKEND = Backend(
     scan_slots=scan.slots,
     affine_counts_traced=True,
     # the band of 8 with a lower band of 24 (its cells' gaps at the least they can cost,
-    # docs/pruning.md): 20,000 random pairs of 2^11 community reads, full kernel 1.66 s,
-    # band 1.40 s (17.8 full cells a band cell); 2^11 at the thresholds 31.8 -> 27.2 s
-    # (benchmarks/RESULTS.md, "The CPU's band in lockstep"); a wider band costs more than
-    # the full alignment it would spare
-    band_cost={8: 17.8},
+    # docs/pruning.md): 20,000 random pairs of 2^10 community reads, two threads, full
+    # kernel 1.91 s, band 0.59 s: 6.5 full cells a band cell (`bench_upper.py --backend
+    # cpu --kernels 20000`; 17.8 before its lane loop vectorised, benchmarks/RESULTS.md);
+    # a wider band costs more than the full alignment it would spare
+    band_cost={8: 6.5},
     band_lower={8: 24},
     # an upper bound's cell, 64 pairs in lockstep (`bench_upper.py --backend cpu --kernels
     # 100000`, 400 bp community reads, two runs: 1.09 / 1.02 and 0.84 / 0.80); the narrow

@@ -15,8 +15,12 @@ full kernel's, bit for bit.
 
 Pairs go through in groups of LANES with A of one length, in lockstep (as the full
 kernel, backends/cpu/seqdist.py, and the upper bounds below): the group's lower band
-first (_lower_group, every lane loop branch-free, so that LLVM vectorises it), then its
-band (_band_group)."""
+first (_lower_group), then its band row by row (_band_row). Every lane loop is
+branch-free (each cell computes every candidate and selects), and the band's reads and
+writes few arrays, each field at a constant offset (a row's fields in one array by
+slot, the left cell's and the last column's in one by lane): with one array a field
+LLVM gave up vectorising it ("too many memory checks needed"), and the cell ran 4x
+slower."""
 from __future__ import annotations
 
 import math
@@ -32,56 +36,60 @@ from .seqdist import LANES, LEN_ONE, START, _diag_step
 
 INF = math.inf
 ANY_MOVE = (1 << DIAG) | (1 << LEFT) | (1 << UP)
+I0, I1 = np.int64(0), np.int64(1)
+UNIT = 1.0 / LOWER_UNITS  # the lower band's unit
 
 
 @njit(inline="always")
 def _cell(a, b, prev_b, sub, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu):
-    """One cell: (cost or lower bound, exact, counts, the moves it may have, upper bound).
-    lm: the left cell's possible moves, which decide the gap cost here."""
+    """One cell: (cost or lower bound, exact (0/1), counts, the moves it may have, upper
+    bound), every value computed and the result selected (no branch, so that LLVM
+    vectorises the band's lane loop). lm: the left cell's possible moves, which decide
+    the gap cost here."""
     eq_a = b == a
     same_b = b == prev_b
     # the gap cost each move of the left cell gives (docs/seqdist.md, last(i, j - 1))
     may_up, may_left = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1
     may_diag = (lm >> DIAG) & 1 == 1
-    homopolymer = ((may_up and eq_a) or (may_left and same_b)
-                   or (may_diag and eq_a and same_b))
-    plain = ((may_up and not eq_a) or (may_left and not same_b)
-             or (may_diag and not (eq_a and same_b)))
-    if homopolymer and plain:  # either gap cost is possible
-        g_lo, g_hi = min(gap, homopolymer_gap), max(gap, homopolymer_gap)
-    else:
-        g_lo = g_hi = homopolymer_gap if homopolymer else gap
+    homopolymer = (may_up & eq_a) | (may_left & same_b) | (may_diag & eq_a & same_b)
+    plain = ((may_up & (not eq_a)) | (may_left & (not same_b))
+             | (may_diag & (not (eq_a & same_b))))
+    either = homopolymer & plain  # either gap cost is possible
+    one = homopolymer_gap if homopolymer else gap
+    g_lo = min(gap, homopolymer_gap) if either else one
+    g_hi = max(gap, homopolymer_gap) if either else one
     g_known = g_lo == g_hi
     c1 = dh + sub
     c2 = lh + g_lo * gap_row
     c3 = uh + g_lo * gap_col
-    e1 = dx
-    e2 = lx and (g_known or gap_row == 0.0)
-    e3 = ux and (g_known or gap_col == 0.0)
+    e1 = dx == 1
+    e2 = (lx == 1) & (g_known | (gap_row == 0.0))
+    e3 = (ux == 1) & (g_known | (gap_col == 0.0))
     u1 = du + sub
     u2 = lu + g_hi * gap_row
     u3 = uu + g_hi * gap_col
-    upper = min(u1, u2, u3)
-    if not (e1 and e2 and e3):
-        # the moves SeqDist's rule may pick given the candidates' bounds (lower c, upper u)
-        p1 = c1 < u2 and c1 < u3
-        p2 = c2 <= u1 and c2 < u3
-        p3 = c3 <= u1 and c3 <= u2
-        if (p1 and not e1) or (p2 and not e2) or (p3 and not e3):
-            moves = (int(p1) << DIAG) | (int(p2) << LEFT) | (int(p3) << UP)
-            return min(c1, c2, c3), False, np.int64(0), np.int8(moves), upper
-        # every move it may pick is exact: the others are never chosen
-        c1 = c1 if p1 else INF
-        c2 = c2 if p2 else INF
-        c3 = c3 if p3 else INF
-    if c1 < c2:
-        if c1 < c3:
-            return c1, True, _diag_step(dp, eq_a), np.int8(1 << DIAG), c1
-        return c3, True, up + inc_col, np.int8(1 << UP), c3
-    if c2 < c3:
-        return c2, True, lp + inc_row, np.int8(1 << LEFT), c2
-    return c3, True, up + inc_col, np.int8(1 << UP), c3
+    all_exact = e1 & e2 & e3
+    # the moves SeqDist's rule may pick given the candidates' bounds (lower c, upper u)
+    p1 = (c1 < u2) & (c1 < u3)
+    p2 = (c2 <= u1) & (c2 < u3)
+    p3 = (c3 <= u1) & (c3 <= u2)
+    inexact = (not all_exact) & ((p1 & (not e1)) | (p2 & (not e2)) | (p3 & (not e3)))
+    # otherwise every move it may pick is exact, and the others are never chosen
+    k1 = c1 if all_exact | p1 else INF
+    k2 = c2 if all_exact | p2 else INF
+    k3 = c3 if all_exact | p3 else INF
+    diag = (k1 < k2) & (k1 < k3)
+    left = (not (k1 < k2)) & (k2 < k3)
+    value = k1 if diag else (k2 if left else k3)
+    counts = _diag_step(dp, eq_a) if diag else (lp + inc_row if left else up + inc_col)
+    move = np.int64(1 << DIAG) if diag else np.int64(1 << LEFT if left else 1 << UP)
+    moves = (np.int64(p1) << DIAG) | (np.int64(p2) << LEFT) | (np.int64(p3) << UP)
+    if_inexact = (min(c1, min(c2, c3)), np.int64(0), np.int64(0), moves,
+                  min(u1, min(u2, u3)))
+    return (if_inexact[0] if inexact else value, if_inexact[1] if inexact else np.int64(1),
+            if_inexact[2] if inexact else counts, if_inexact[3] if inexact else move,
+            if_inexact[4] if inexact else value)
 
 
 @njit(inline="always")
@@ -164,94 +172,150 @@ def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width,
             lower_last[t * LANES + k] = final[t * LANES + k]
 
 
+NF, NI = 2, 2  # a row's float fields (cost or lower bound H, upper U) and int fields
+# (exact X, counts P) per slot, [(slot * NF + field) * LANES + lane]
+H_, U_ = 0, 1
+X_, P_ = 0, 1
+M_ = 1  # the lane arrays' int fields: X, M, P, then the last column's X, M, P
+LAST = 2  # ... their float fields: H, U, then the last column's
+
+
 @njit(inline="always")
-def _outside(units, within_lower, distance, gap_bound):
-    """The lower bound an outside cell takes (any move, no upper bound): the lower band's
-    (units) within it, else gap_bound per diagonal away."""
-    bound = units / LOWER_UNITS if within_lower else gap_bound * distance
-    return bound, False, np.int64(0), np.int8(ANY_MOVE), INF
+def _fl(t, f, lane):
+    return np.uint64((t * NF + f) * LANES) + lane
+
+
+@njit(inline="always")
+def _il(t, f, lane):
+    return np.uint64((t * NI + f) * LANES) + lane
+
+
+@njit(inline="always")
+def _ln(f, lane):
+    return np.uint64(f * LANES) + lane
+
+
+@njit(inline="always")
+def _outside(bound):
+    """A cell outside the computed set: its lower bound, inexact, any move."""
+    return bound, I0, I0, np.int64(ANY_MOVE), INF
 
 
 @njit(inline="always")
 def _border(gap, n, move):
     """Row 0's cell (0, n) (LEFT) or column 0's (n, 0) (UP): exact, n gap columns."""
-    return gap * n, True, START + n * LEN_ONE, np.int8(1 << move), gap * n
+    return gap * n, I1, START + n * LEN_ONE, np.int64(1 << move), gap * n
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _band_group(la, cols, lb, At, Bt, subst, gap, homopolymer_gap, gap_bound, width, lower,
-                edges, lower_last, exact, cost, packed, upper, H, X, P, M, U, th, tx, tp, tm,
-                tu):
-    """The banded alignment with a certificate of a group's LANES pairs (_letters' la,
-    cols, lb, At, Bt; Bt's row 0 none; the first len(exact) lanes written), in lockstep:
-    the band |j - i| <= width, the last column and the last row, each cell through _cell;
-    the same bits as gpu_kernels/band.cu. A row's band is held by diagonal, slot t for j =
-    i + t - width, [parity, t * LANES + lane] in H, X, P, M, U (cost or lower bound,
-    exact, counts, moves, upper bound); the last column's latest cell in th, tx, tp, tm,
-    tu. edges and lower_last: _lower_group's, where lower > width."""
-    n = len(exact)
+def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI):
+    """Row i of the band into CF/CI from the row above, PF/PI (whose slot 2 width + 1 holds
+    the cell above the last slot); the left cell in LF/LI's first fields, the last
+    column's latest cell in the last ones (M_, LAST)."""
     slots = 2 * width + 1
     for t in range(slots):
+        j = i + t - width
+        letters = np.uint64(min(max(j, 0), cols) * LANES)
+        before = np.uint64(min(max(j - 1, 0), cols) * LANES)
+        column_0 = j == 0
+        for k in range(LANES):
+            lane = np.uint64(k)
+            a, b, prev_b = a_row[lane], Bt[letters + lane], Bt[before + lane]
+            sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
+                                S[_ln(3, lane)])
+            at_lb = j == lb[lane]
+            dh, du = PF[_fl(t, H_, lane)], PF[_fl(t, U_, lane)]
+            dx, dp = PI[_il(t, X_, lane)], PI[_il(t, P_, lane)]
+            uh, uu = PF[_fl(t + 1, H_, lane)], PF[_fl(t + 1, U_, lane)]
+            ux, up = PI[_il(t + 1, X_, lane)], PI[_il(t + 1, P_, lane)]
+            lh, lu = LF[_ln(H_, lane)], LF[_ln(U_, lane)]
+            lx, lm, lp = LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)]
+            ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, hgap, 1.0,
+                                       0.0 if at_lb else 1.0, 1, 0 if at_lb else 1,
+                                       dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
+            bh, bx, bp, bm, bu = _border(gap, i, UP)  # column 0
+            ch, cx, cp = (bh if column_0 else ch, bx if column_0 else cx,
+                          bp if column_0 else cp)
+            cm, cu = bm if column_0 else cm, bu if column_0 else cu
+            CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)] = ch, cu
+            CI[_il(t, X_, lane)], CI[_il(t, P_, lane)] = cx, cp
+            LF[_ln(H_, lane)], LF[_ln(U_, lane)] = ch, cu
+            LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)] = cx, cm, cp
+            end = (j >= 1) & at_lb  # the last column's cell
+            LF[_ln(LAST, lane)] = ch if end else LF[_ln(LAST, lane)]
+            LF[_ln(LAST + 1, lane)] = cu if end else LF[_ln(LAST + 1, lane)]
+            LI[_ln(3, lane)] = cx if end else LI[_ln(3, lane)]
+            LI[_ln(4, lane)] = cm if end else LI[_ln(4, lane)]
+            LI[_ln(5, lane)] = cp if end else LI[_ln(5, lane)]
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower, edges,
+                lower_last, exact, cost, packed, upper):
+    """The banded alignment with a certificate of a group's LANES pairs (_letters' la,
+    cols, lb, At, Bt; Bt's row 0 none; the first len(exact) lanes written), in lockstep:
+    rows 1 .. la - 1 through _band_row (the rows by parity in EF/EI and OF/OI), the last
+    column's cells outside the band after each row, then the last row, lane by lane, each
+    cell through _cell; the same bits as gpu_kernels/band.cu. A cell outside the computed
+    set is _outside: the lower band's bound (edges and lower_last, _lower_group's, where
+    lower > width), else gap_bound per diagonal away."""
+    n = len(exact)
+    slots = 2 * width + 1
+    EF, OF = np.empty((slots + 1) * NF * LANES), np.empty((slots + 1) * NF * LANES)
+    EI, OI = (np.empty((slots + 1) * NI * LANES, np.int64),
+              np.empty((slots + 1) * NI * LANES, np.int64))
+    LF, LI = np.empty(4 * LANES), np.empty(6 * LANES, np.int64)
+    a_row, S = np.empty(LANES, np.int64), np.empty(4 * LANES)
+    for t in range(slots):  # row 0
         j = t - width
         for k in range(LANES):
-            at = t * LANES + k
-            if 0 <= j <= lb[k]:
-                H[0, at], X[0, at], P[0, at], M[0, at], U[0, at] = _border(gap, j, LEFT)
-            else:
-                H[0, at], X[0, at], P[0, at], M[0, at], U[0, at] = (
-                    INF, False, np.int64(0), np.int8(ANY_MOVE), INF)
+            lane = np.uint64(k)
+            h, x, pk, _, u = (_border(gap, j, LEFT) if 0 <= j <= lb[k] else _outside(INF))
+            EF[_fl(t, H_, lane)], EF[_fl(t, U_, lane)] = h, u
+            EI[_il(t, X_, lane)], EI[_il(t, P_, lane)] = x, pk
     for k in range(LANES):  # the last column's latest cell: (0, lb)
-        th[k], tx[k], tp[k], tm[k], tu[k] = _border(gap, lb[k], LEFT)
+        lane = np.uint64(k)
+        h, x, pk, m, u = _border(gap, lb[k], LEFT)
+        LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)] = h, u
+        LI[_ln(3, lane)], LI[_ln(4, lane)], LI[_ln(5, lane)] = x, m, pk
     with_lower = lower > width
+    beside_band = gap_bound * (width + 1)  # a cell just outside the band, no lower band
+    HF, HI = EF, EI
     for i in range(1, la):
-        cur, prv = i & 1, 1 - (i & 1)
         edge = i * EDGES * LANES
-        for t in range(slots):
-            j = i + t - width
-            letters = min(max(j, 0), cols) * LANES
-            before = min(max(j - 1, 0), cols) * LANES
-            for k in range(LANES):
-                a = At[(i - 1) * LANES + k]
-                b, prev_b = Bt[letters + k], Bt[before + k]
-                sub = subst[a, max(b, 0)]
-                here = t * LANES + k
-                dh, dx, dp, du = H[prv, here], X[prv, here], P[prv, here], U[prv, here]
-                if t < slots - 1:
-                    over = here + LANES
-                    uh, ux, up, uu = H[prv, over], X[prv, over], P[prv, over], U[prv, over]
-                elif j == lb[k]:
-                    uh, ux, up, uu = th[k], tx[k], tp[k], tu[k]
-                elif i == 1:
-                    uh, ux, up, _, uu = _border(gap, j, LEFT)
-                else:  # (i - 1, i + width), outside
-                    uh, ux, up, _, uu = _outside(
-                        edges[edge - EDGES * LANES + LANES + k] if with_lower else 0,
-                        with_lower, width + 1, gap_bound)
-                if t > 0:
-                    beside = here - LANES
-                    lh, lx, lp, lm, lu = (H[cur, beside], X[cur, beside], P[cur, beside],
-                                          M[cur, beside], U[cur, beside])
-                elif j - 1 == 0:
-                    lh, lx, lp, lm, lu = _border(gap, i, UP)
-                else:  # (i, i - width - 1), outside (or unread when j < 1)
-                    lh, lx, lp, lm, lu = _outside(edges[edge + k] if with_lower else 0,
-                                                  with_lower, width + 1, gap_bound)
-                at_lb = j == lb[k]
-                ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, homopolymer_gap, 1.0,
-                                           0.0 if at_lb else 1.0, 1, 0 if at_lb else 1,
-                                           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up,
-                                           uu)
-                if j == 0:
-                    ch, cx, cp, cm, cu = _border(gap, i, UP)
-                if j == 0 or 1 <= j <= lb[k]:
-                    H[cur, here], X[cur, here], P[cur, here], M[cur, here], U[cur, here] = (
-                        ch, cx, cp, cm, cu)
-                if 1 <= j and at_lb:
-                    th[k], tx[k], tp[k], tm[k], tu[k] = ch, cx, cp, cm, cu
+        PF, PI = (EF, EI) if i & 1 else (OF, OI)
+        CF, CI = (OF, OI) if i & 1 else (EF, EI)
+        top = i + width
+        for k in range(LANES):
+            lane = np.uint64(k)
+            letter = At[(i - 1) * LANES + k]
+            a_row[k] = letter
+            S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)], S[_ln(3, lane)] = (
+                subst[letter, 0], subst[letter, 1], subst[letter, 2], subst[letter, 3])
+            # left of the band: column 0's cell or (i, i - width - 1), outside
+            h, x, pk, m, u = (_border(gap, i, UP) if i - width - 1 == 0 else _outside(
+                edges[edge + k] * UNIT if with_lower else beside_band))
+            LF[_ln(H_, lane)], LF[_ln(U_, lane)] = h, u
+            LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)] = x, m, pk
+            # above the last slot: the last column's cell, row 0's or (i - 1, i + width)
+            if top == lb[k]:
+                h, u = LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)]
+                x, pk = LI[_ln(3, lane)], LI[_ln(5, lane)]
+            elif i == 1:
+                h, x, pk, _, u = _border(gap, top, LEFT)
+            else:
+                h, x, pk, _, u = _outside(
+                    edges[edge - EDGES * LANES + LANES + k] * UNIT if with_lower
+                    else beside_band)
+            PF[_fl(slots, H_, lane)], PF[_fl(slots, U_, lane)] = h, u
+            PI[_il(slots, X_, lane)], PI[_il(slots, P_, lane)] = x, pk
+        _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI)
+        HF, HI = CF, CI
         for k in range(LANES):  # column lb outside the band
             lbk = lb[k]
             if abs(lbk - i) <= width:
                 continue
+            lane = np.uint64(k)
             a = At[(i - 1) * LANES + k]
             b, prev_b = Bt[lbk * LANES + k], Bt[(lbk - 1) * LANES + k]
             sub = subst[a, b]
@@ -261,25 +325,29 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, homopolymer_gap, gap_bound, wi
             elif lbk - 1 == 0:
                 dh, dx, dp, _, du = _border(gap, i - 1, UP)
             else:
+                away = abs(lbk - 1 - (i - 1))
                 dh, dx, dp, _, du = _outside(
-                    edges[edge - EDGES * LANES + 2 * LANES + k] if col_lower else 0,
-                    col_lower and abs(lbk - 1 - (i - 1)) <= lower, abs(lbk - 1 - (i - 1)),
-                    gap_bound)
+                    edges[edge - EDGES * LANES + 2 * LANES + k] * UNIT
+                    if col_lower and away <= lower else gap_bound * away)
             if lbk - 1 - i == width:
-                at = (slots - 1) * LANES + k
-                lh, lx, lp, lm, lu = H[cur, at], X[cur, at], P[cur, at], M[cur, at], U[cur, at]
+                t = slots - 1
+                lh, lu = CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)]
+                lx, lm, lp = CI[_il(t, X_, lane)], LI[_ln(M_, lane)], CI[_il(t, P_, lane)]
             elif lbk - 1 == 0:
                 lh, lx, lp, lm, lu = _border(gap, i, UP)
             else:
-                lh, lx, lp, lm, lu = _outside(edges[edge + 2 * LANES + k] if col_lower else 0,
-                                              col_lower and abs(lbk - 1 - i) <= lower,
-                                              abs(lbk - 1 - i), gap_bound)
-            th[k], tx[k], tp[k], tm[k], tu[k] = _cell(
-                a, b, prev_b, sub, gap, homopolymer_gap, 1.0, 0.0, 1, 0, dh, dx, dp, du,
-                lh, lx, lp, lm, lu, th[k], tx[k], tp[k], tu[k])
+                away = abs(lbk - 1 - i)
+                lh, lx, lp, lm, lu = _outside(edges[edge + 2 * LANES + k] * UNIT
+                                              if col_lower and away <= lower
+                                              else gap_bound * away)
+            h, x, pk, m, u = _cell(a, b, prev_b, sub, gap, hgap, 1.0, 0.0, 1, 0, dh, dx, dp,
+                                   du, lh, lx, lp, lm, lu, LF[_ln(LAST, lane)],
+                                   LI[_ln(3, lane)], LI[_ln(5, lane)], LF[_ln(LAST + 1, lane)])
+            LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)] = h, u
+            LI[_ln(3, lane)], LI[_ln(4, lane)], LI[_ln(5, lane)] = x, m, pk
     # the last row, every column: its horizontal moves are free
-    prv = (la - 1) & 1
     for k in range(LANES):
+        lane = np.uint64(k)
         a = At[(la - 1) * LANES + k]
         lbk = lb[k]
         lh, lx, lp, lm, lu = _border(gap, la, UP)
@@ -294,60 +362,52 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, homopolymer_gap, gap_bound, wi
             if la == 1:
                 uh, ux, up, _, uu = _border(gap, j, LEFT)
             elif j == lbk:
-                uh, ux, up, uu = th[k], tx[k], tp[k], tu[k]
+                uh, uu = LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)]
+                ux, up = LI[_ln(3, lane)], LI[_ln(5, lane)]
             elif abs(o) <= width:
-                at = (o + width) * LANES + k
-                uh, ux, up, uu = H[prv, at], X[prv, at], P[prv, at], U[prv, at]
+                t = o + width
+                uh, uu = HF[_fl(t, H_, lane)], HF[_fl(t, U_, lane)]
+                ux, up = HI[_il(t, X_, lane)], HI[_il(t, P_, lane)]
             else:
                 slot = min(max(o + lower, 0), 2 * max(lower, 0))
                 uh, ux, up, _, uu = _outside(
-                    lower_last[slot * LANES + k] if with_lower else 0,
-                    with_lower and abs(o) <= lower, abs(o), gap_bound)
+                    lower_last[slot * LANES + k] * UNIT if with_lower and abs(o) <= lower
+                    else gap_bound * abs(o))
             at_lb = j == lbk
-            lh, lx, lp, lm, lu = _cell(a, b, prev_b, sub, gap, homopolymer_gap, 0.0,
+            lh, lx, lp, lm, lu = _cell(a, b, prev_b, sub, gap, hgap, 0.0,
                                        0.0 if at_lb else 1.0, 0, 0 if at_lb else 1,
                                        dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
             dh, dx, dp, du = uh, ux, up, uu
         if k < n:
-            exact[k], cost[k], packed[k], upper[k] = lx, lh, lp, lu
+            exact[k], cost[k], packed[k], upper[k] = lx == 1, lh, lp, lu
 
 
 @njit(nogil=True, cache=True)
-def _band_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, homopolymer_gap,
+def _band_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, hgap,
                  gap_bound, width, lower, lower_subst, lower_gaps, exact, cost, packed, upper,
                  starts, max_len):
     """_band_group over the groups pa[starts[g]:starts[g + 1]] of pairs with A of one
     length, g from first_group to stop_group - 1, each group's lower band first
-    (_lower_group) where lower > width."""
+    (_lower_group) where lower > width (edges: every row's, read without one too)."""
     plain_gap, least_gap = lower_gaps
     slots = 2 * max(lower, 0) + 1
-    band_slots = (2 * width + 1) * LANES
+    At = np.empty(max_len * LANES, dtype=np.int64)
+    Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
+    lanes = np.empty((3, LANES), dtype=np.int64)
+    edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
+    lower_last = np.empty(slots * LANES, dtype=np.int64)
+    low = np.empty((2, slots * LANES), dtype=np.int64)
+    low_lanes = np.empty((5, LANES), dtype=np.int64)
     for g in range(first_group, stop_group):
-        At = np.empty(max_len * LANES, dtype=np.int64)
-        Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
-        lanes = np.empty((4, LANES), dtype=np.int64)  # lb, sa, sb, then scratch
         first, stop = starts[g], starts[g + 1]
         la, cols = _letters(codes, offsets, pa[first:stop], pb[first:stop], At, Bt, lanes[0],
                             lanes[1], lanes[2], -1)
-        edges = np.empty(1, dtype=np.int64)
-        lower_last = np.empty(1, dtype=np.int64)
         if lower > width:
-            edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
-            lower_last = np.empty(slots * LANES, dtype=np.int64)
             _lower_group(la, cols, lanes[0], At, Bt, lower_subst, plain_gap, least_gap, width,
-                         lower, edges, lower_last, np.empty((2, slots * LANES), dtype=np.int64),
-                         np.empty((5, LANES), dtype=np.int64))
-        floats = np.empty((2, LANES), dtype=np.float64)
-        _band_group(la, cols, lanes[0], At, Bt, subst, gap, homopolymer_gap, gap_bound, width,
-                    lower, edges, lower_last, exact[first:stop], cost[first:stop],
-                    packed[first:stop], upper[first:stop],
-                    np.empty((2, band_slots), dtype=np.float64),
-                    np.empty((2, band_slots), dtype=np.bool_),
-                    np.empty((2, band_slots), dtype=np.int64),
-                    np.empty((2, band_slots), dtype=np.int8),
-                    np.empty((2, band_slots), dtype=np.float64), floats[0],
-                    np.empty(LANES, dtype=np.bool_), lanes[3], np.empty(LANES, dtype=np.int8),
-                    floats[1])
+                         lower, edges, lower_last, low, low_lanes)
+        _band_group(la, cols, lanes[0], At, Bt, subst, gap, hgap, gap_bound, width, lower,
+                    edges, lower_last, exact[first:stop], cost[first:stop], packed[first:stop],
+                    upper[first:stop])
 
 
 def aligner(codes, offsets, scheme, threads: int | None = None):
