@@ -172,12 +172,15 @@ def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width,
             lower_last[t * LANES + k] = final[t * LANES + k]
 
 
-NF, NI = 2, 2  # a row's float fields (cost or lower bound H, upper U) and int fields
-# (exact X, counts P) per slot, [(slot * NF + field) * LANES + lane]
+# A row's fields by slot, [(slot * NF + field) * LANES + lane]: floats H (cost or lower
+# bound) and U (upper bound), ints X (exact) and P (counts)
+NF, NI = 2, 2
 H_, U_ = 0, 1
 X_, P_ = 0, 1
-M_ = 1  # the lane arrays' int fields: X, M, P, then the last column's X, M, P
-LAST = 2  # ... their float fields: H, U, then the last column's
+# The lane arrays' fields, [field * LANES + lane]: the left cell's and the last column's
+# latest cell's, floats H, U and ints X, M (its moves), P
+LH, LU, TH, TU = 0, 1, 2, 3
+LX, LM, LP, TX, TM, TP = 0, 1, 2, 3, 4, 5
 
 
 @njit(inline="always")
@@ -210,8 +213,9 @@ def _border(gap, n, move):
 @njit(nogil=True, boundscheck=False, cache=True)
 def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI):
     """Row i of the band into CF/CI from the row above, PF/PI (whose slot 2 width + 1 holds
-    the cell above the last slot); the left cell in LF/LI's first fields, the last
-    column's latest cell in the last ones (M_, LAST)."""
+    the cell above the last slot); the left cell in LF/LI's L* fields, the last column's
+    latest cell in their T* fields; a_row: A's letter a lane, S[letter * LANES + lane]: its
+    substitution cost against each letter."""
     slots = 2 * width + 1
     for t in range(slots):
         j = i + t - width
@@ -228,8 +232,8 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
             dx, dp = PI[_il(t, X_, lane)], PI[_il(t, P_, lane)]
             uh, uu = PF[_fl(t + 1, H_, lane)], PF[_fl(t + 1, U_, lane)]
             ux, up = PI[_il(t + 1, X_, lane)], PI[_il(t + 1, P_, lane)]
-            lh, lu = LF[_ln(H_, lane)], LF[_ln(U_, lane)]
-            lx, lm, lp = LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)]
+            lh, lu = LF[_ln(LH, lane)], LF[_ln(LU, lane)]
+            lx, lm, lp = LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)]
             ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, hgap, 1.0,
                                        0.0 if at_lb else 1.0, 1, 0 if at_lb else 1,
                                        dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
@@ -239,14 +243,14 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
             cm, cu = bm if column_0 else cm, bu if column_0 else cu
             CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)] = ch, cu
             CI[_il(t, X_, lane)], CI[_il(t, P_, lane)] = cx, cp
-            LF[_ln(H_, lane)], LF[_ln(U_, lane)] = ch, cu
-            LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)] = cx, cm, cp
+            LF[_ln(LH, lane)], LF[_ln(LU, lane)] = ch, cu
+            LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = cx, cm, cp
             end = (j >= 1) & at_lb  # the last column's cell
-            LF[_ln(LAST, lane)] = ch if end else LF[_ln(LAST, lane)]
-            LF[_ln(LAST + 1, lane)] = cu if end else LF[_ln(LAST + 1, lane)]
-            LI[_ln(3, lane)] = cx if end else LI[_ln(3, lane)]
-            LI[_ln(4, lane)] = cm if end else LI[_ln(4, lane)]
-            LI[_ln(5, lane)] = cp if end else LI[_ln(5, lane)]
+            LF[_ln(TH, lane)] = ch if end else LF[_ln(TH, lane)]
+            LF[_ln(TU, lane)] = cu if end else LF[_ln(TU, lane)]
+            LI[_ln(TX, lane)] = cx if end else LI[_ln(TX, lane)]
+            LI[_ln(TM, lane)] = cm if end else LI[_ln(TM, lane)]
+            LI[_ln(TP, lane)] = cp if end else LI[_ln(TP, lane)]
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -276,8 +280,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
     for k in range(LANES):  # the last column's latest cell: (0, lb)
         lane = np.uint64(k)
         h, x, pk, m, u = _border(gap, lb[k], LEFT)
-        LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)] = h, u
-        LI[_ln(3, lane)], LI[_ln(4, lane)], LI[_ln(5, lane)] = x, m, pk
+        LF[_ln(TH, lane)], LF[_ln(TU, lane)] = h, u
+        LI[_ln(TX, lane)], LI[_ln(TM, lane)], LI[_ln(TP, lane)] = x, m, pk
     with_lower = lower > width
     beside_band = gap_bound * (width + 1)  # a cell just outside the band, no lower band
     HF, HI = EF, EI
@@ -295,12 +299,12 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
             # left of the band: column 0's cell or (i, i - width - 1), outside
             h, x, pk, m, u = (_border(gap, i, UP) if i - width - 1 == 0 else _outside(
                 edges[edge + k] * UNIT if with_lower else beside_band))
-            LF[_ln(H_, lane)], LF[_ln(U_, lane)] = h, u
-            LI[_ln(X_, lane)], LI[_ln(M_, lane)], LI[_ln(M_ + 1, lane)] = x, m, pk
+            LF[_ln(LH, lane)], LF[_ln(LU, lane)] = h, u
+            LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = x, m, pk
             # above the last slot: the last column's cell, row 0's or (i - 1, i + width)
             if top == lb[k]:
-                h, u = LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)]
-                x, pk = LI[_ln(3, lane)], LI[_ln(5, lane)]
+                h, u = LF[_ln(TH, lane)], LF[_ln(TU, lane)]
+                x, pk = LI[_ln(TX, lane)], LI[_ln(TP, lane)]
             elif i == 1:
                 h, x, pk, _, u = _border(gap, top, LEFT)
             else:
@@ -332,7 +336,7 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
             if lbk - 1 - i == width:
                 t = slots - 1
                 lh, lu = CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)]
-                lx, lm, lp = CI[_il(t, X_, lane)], LI[_ln(M_, lane)], CI[_il(t, P_, lane)]
+                lx, lm, lp = CI[_il(t, X_, lane)], LI[_ln(LM, lane)], CI[_il(t, P_, lane)]
             elif lbk - 1 == 0:
                 lh, lx, lp, lm, lu = _border(gap, i, UP)
             else:
@@ -341,10 +345,10 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
                                               if col_lower and away <= lower
                                               else gap_bound * away)
             h, x, pk, m, u = _cell(a, b, prev_b, sub, gap, hgap, 1.0, 0.0, 1, 0, dh, dx, dp,
-                                   du, lh, lx, lp, lm, lu, LF[_ln(LAST, lane)],
-                                   LI[_ln(3, lane)], LI[_ln(5, lane)], LF[_ln(LAST + 1, lane)])
-            LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)] = h, u
-            LI[_ln(3, lane)], LI[_ln(4, lane)], LI[_ln(5, lane)] = x, m, pk
+                                   du, lh, lx, lp, lm, lu, LF[_ln(TH, lane)],
+                                   LI[_ln(TX, lane)], LI[_ln(TP, lane)], LF[_ln(TU, lane)])
+            LF[_ln(TH, lane)], LF[_ln(TU, lane)] = h, u
+            LI[_ln(TX, lane)], LI[_ln(TM, lane)], LI[_ln(TP, lane)] = x, m, pk
     # the last row, every column: its horizontal moves are free
     for k in range(LANES):
         lane = np.uint64(k)
@@ -362,8 +366,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
             if la == 1:
                 uh, ux, up, _, uu = _border(gap, j, LEFT)
             elif j == lbk:
-                uh, uu = LF[_ln(LAST, lane)], LF[_ln(LAST + 1, lane)]
-                ux, up = LI[_ln(3, lane)], LI[_ln(5, lane)]
+                uh, uu = LF[_ln(TH, lane)], LF[_ln(TU, lane)]
+                ux, up = LI[_ln(TX, lane)], LI[_ln(TP, lane)]
             elif abs(o) <= width:
                 t = o + width
                 uh, uu = HF[_fl(t, H_, lane)], HF[_fl(t, U_, lane)]
