@@ -54,9 +54,10 @@ BACKEND = Backend(
     upper_cost={4: 1.1, 8: 0.8},
     seqdist_relaxed=relaxed.bounder,
     relaxed_cost=0.4,  # 2.37 against 0.92 G cells a second on a thread (benchmarks/RESULTS.md)
-    # the pruning kernels' first compilation takes 13-15 s on two cores (band 7.8, upper
-    # bounds 4.1, q-grams 1.2, relaxed 1.6), the full kernel 1.8 G cells a second: runs of
-    # fewer cells (the example workflow's 6.2e9) cannot win it back (benchmarks/RESULTS.md)
+    # the pruning kernels' first compilation takes 15-18 s on two cores (band 7.8, 10.4
+    # since it is vectorised; upper bounds 4.1, q-grams 1.2, relaxed 1.6), the full kernel
+    # 1.8 G cells a second: runs of fewer cells (the example workflow's 6.2e9) cannot win
+    # it back (benchmarks/RESULTS.md)
     prune_least_cells=1e10,
     qgram_memory=256 << 20,  # whole 8-gram bitsets (8 KiB) up to 2^15 sequences
 )
