@@ -172,9 +172,9 @@ def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width,
             lower_last[t * LANES + k] = final[t * LANES + k]
 
 
-# A row's fields by slot, [(slot * NF + field) * LANES + lane]: floats H (cost or lower
+# A row's fields by slot, [(slot * FIELDS + field) * LANES + lane]: floats H (cost or lower
 # bound) and U (upper bound), ints X (exact) and P (counts)
-NF, NI = 2, 2
+FIELDS = 2
 H_, U_ = 0, 1
 X_, P_ = 0, 1
 # The lane arrays' fields, [field * LANES + lane]: the left cell's and the last column's
@@ -184,13 +184,8 @@ LX, LM, LP, TX, TM, TP = 0, 1, 2, 3, 4, 5
 
 
 @njit(inline="always")
-def _fl(t, f, lane):
-    return np.uint64((t * NF + f) * LANES) + lane
-
-
-@njit(inline="always")
-def _il(t, f, lane):
-    return np.uint64((t * NI + f) * LANES) + lane
+def _slot(t, f, lane):
+    return np.uint64((t * FIELDS + f) * LANES) + lane
 
 
 @njit(inline="always")
@@ -228,10 +223,10 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
             sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
                                 S[_ln(3, lane)])
             at_lb = j == lb[lane]
-            dh, du = PF[_fl(t, H_, lane)], PF[_fl(t, U_, lane)]
-            dx, dp = PI[_il(t, X_, lane)], PI[_il(t, P_, lane)]
-            uh, uu = PF[_fl(t + 1, H_, lane)], PF[_fl(t + 1, U_, lane)]
-            ux, up = PI[_il(t + 1, X_, lane)], PI[_il(t + 1, P_, lane)]
+            dh, du = PF[_slot(t, H_, lane)], PF[_slot(t, U_, lane)]
+            dx, dp = PI[_slot(t, X_, lane)], PI[_slot(t, P_, lane)]
+            uh, uu = PF[_slot(t + 1, H_, lane)], PF[_slot(t + 1, U_, lane)]
+            ux, up = PI[_slot(t + 1, X_, lane)], PI[_slot(t + 1, P_, lane)]
             lh, lu = LF[_ln(LH, lane)], LF[_ln(LU, lane)]
             lx, lm, lp = LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)]
             ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, hgap, 1.0,
@@ -241,8 +236,8 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
             ch, cx, cp = (bh if column_0 else ch, bx if column_0 else cx,
                           bp if column_0 else cp)
             cm, cu = bm if column_0 else cm, bu if column_0 else cu
-            CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)] = ch, cu
-            CI[_il(t, X_, lane)], CI[_il(t, P_, lane)] = cx, cp
+            CF[_slot(t, H_, lane)], CF[_slot(t, U_, lane)] = ch, cu
+            CI[_slot(t, X_, lane)], CI[_slot(t, P_, lane)] = cx, cp
             LF[_ln(LH, lane)], LF[_ln(LU, lane)] = ch, cu
             LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = cx, cm, cp
             end = (j >= 1) & at_lb  # the last column's cell
@@ -265,9 +260,9 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
     lower > width), else gap_bound per diagonal away."""
     n = len(exact)
     slots = 2 * width + 1
-    EF, OF = np.empty((slots + 1) * NF * LANES), np.empty((slots + 1) * NF * LANES)
-    EI, OI = (np.empty((slots + 1) * NI * LANES, np.int64),
-              np.empty((slots + 1) * NI * LANES, np.int64))
+    EF, OF = np.empty((slots + 1) * FIELDS * LANES), np.empty((slots + 1) * FIELDS * LANES)
+    EI, OI = (np.empty((slots + 1) * FIELDS * LANES, np.int64),
+              np.empty((slots + 1) * FIELDS * LANES, np.int64))
     LF, LI = np.empty(4 * LANES), np.empty(6 * LANES, np.int64)
     a_row, S = np.empty(LANES, np.int64), np.empty(4 * LANES)
     for t in range(slots):  # row 0
@@ -275,8 +270,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
         for k in range(LANES):
             lane = np.uint64(k)
             h, x, pk, _, u = (_border(gap, j, LEFT) if 0 <= j <= lb[k] else _outside(INF))
-            EF[_fl(t, H_, lane)], EF[_fl(t, U_, lane)] = h, u
-            EI[_il(t, X_, lane)], EI[_il(t, P_, lane)] = x, pk
+            EF[_slot(t, H_, lane)], EF[_slot(t, U_, lane)] = h, u
+            EI[_slot(t, X_, lane)], EI[_slot(t, P_, lane)] = x, pk
     for k in range(LANES):  # the last column's latest cell: (0, lb)
         lane = np.uint64(k)
         h, x, pk, m, u = _border(gap, lb[k], LEFT)
@@ -311,8 +306,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
                 h, x, pk, _, u = _outside(
                     edges[edge - EDGES * LANES + LANES + k] * UNIT if with_lower
                     else beside_band)
-            PF[_fl(slots, H_, lane)], PF[_fl(slots, U_, lane)] = h, u
-            PI[_il(slots, X_, lane)], PI[_il(slots, P_, lane)] = x, pk
+            PF[_slot(slots, H_, lane)], PF[_slot(slots, U_, lane)] = h, u
+            PI[_slot(slots, X_, lane)], PI[_slot(slots, P_, lane)] = x, pk
         _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI)
         HF, HI = CF, CI
         for k in range(LANES):  # column lb outside the band
@@ -335,8 +330,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
                     if col_lower and away <= lower else gap_bound * away)
             if lbk - 1 - i == width:
                 t = slots - 1
-                lh, lu = CF[_fl(t, H_, lane)], CF[_fl(t, U_, lane)]
-                lx, lm, lp = CI[_il(t, X_, lane)], LI[_ln(LM, lane)], CI[_il(t, P_, lane)]
+                lh, lu = CF[_slot(t, H_, lane)], CF[_slot(t, U_, lane)]
+                lx, lm, lp = CI[_slot(t, X_, lane)], LI[_ln(LM, lane)], CI[_slot(t, P_, lane)]
             elif lbk - 1 == 0:
                 lh, lx, lp, lm, lu = _border(gap, i, UP)
             else:
@@ -370,8 +365,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
                 ux, up = LI[_ln(TX, lane)], LI[_ln(TP, lane)]
             elif abs(o) <= width:
                 t = o + width
-                uh, uu = HF[_fl(t, H_, lane)], HF[_fl(t, U_, lane)]
-                ux, up = HI[_il(t, X_, lane)], HI[_il(t, P_, lane)]
+                uh, uu = HF[_slot(t, H_, lane)], HF[_slot(t, U_, lane)]
+                ux, up = HI[_slot(t, X_, lane)], HI[_slot(t, P_, lane)]
             else:
                 slot = min(max(o + lower, 0), 2 * max(lower, 0))
                 uh, ux, up, _, uu = _outside(
