@@ -9,8 +9,8 @@ Prints per kernel family its calls, pairs and seconds, the wait before each kern
 device work queued by the host since the last one (the pruner's tests and compaction on
 the device), then the rest of the stage (pair indices, Python, transfers) and the whole;
 a warm-up run on 2^10 reads compiles first. --fasta: its distinct sequences instead of the
-2^log2n reads (C005's unique.fasta: the CPU's case against vsearch). --cprofile N: the N functions with the most
-time of their own (cProfile), the host's side of the rest.
+2^log2n reads (C005's unique.fasta: the CPU's case against vsearch). --cprofile N: the N
+functions with the most time of their own (cProfile), the host's side of the rest.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def main() -> None:
     header("Where the distance stage's time goes (benchmarks/profile_distance.py)")
     scheme = scoring.get("seqdist")
     plain = backends.select(args.backend)
-    sets = read_sets(scheme, args.log2n)
+    sets = read_sets(scheme, 10 if args.fasta else args.log2n)  # no reads made for nothing
     if args.fasta:
         sets[args.log2n] = read_unique_fasta(args.fasta, scheme.alphabet)
     run(sets[10], plain, scheme)  # compiles

@@ -540,10 +540,10 @@ def test_pruning_is_used_only_where_it_can_pay(monkeypatch):
     # runs too small to repay the kernels' first compilation (tests prune every run:
     # conftest.py's prune_every_run; here the backend's own test, WORTH_PRUNING)
     cells = prune.run_cells(seqs)
+    monkeypatch.setattr(prune, "worth_pruning", WORTH_PRUNING)
     for least, built in ((cells / 2, True), (cells * 2, False)):
         gated = dataclasses.replace(CPU, prune_least_cells=least)
         assert WORTH_PRUNING(gated, seqs) == built
-        monkeypatch.setattr(prune, "worth_pruning", WORTH_PRUNING)
         assert (pruner(**{**args, "backend": gated}, max_distance=0.1, dense=False,
                        prune=True) is not None) == built
     assert CPU.prune_least_cells > 0  # the CPU's kernels take seconds to compile
