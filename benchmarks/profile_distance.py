@@ -45,23 +45,28 @@ def timed_backend(backend, totals):
         def sync():
             pass
 
+    def timed(family, kernel):
+        def call(pa, pb, *rest):
+            waited = time.perf_counter()
+            sync()
+            start = time.perf_counter()
+            totals[QUEUED][0] += 1
+            totals[QUEUED][2] += start - waited
+            out = kernel(pa, pb, *rest)
+            sync()
+            entry = totals[family]
+            entry[0] += 1
+            entry[1] += len(pa)
+            entry[2] += time.perf_counter() - start
+            return out
+        return call
+
     def wrap(family, factory):
         def make(*args, **kwargs):
             kernel = factory(*args, **kwargs)
-
-            def call(pa, pb, *rest):
-                waited = time.perf_counter()
-                sync()
-                start = time.perf_counter()
-                totals[QUEUED][0] += 1
-                totals[QUEUED][2] += start - waited
-                out = kernel(pa, pb, *rest)
-                sync()
-                entry = totals[family]
-                entry[0] += 1
-                entry[1] += len(pa)
-                entry[2] += time.perf_counter() - start
-                return out
+            call = timed(family, kernel)
+            if hasattr(kernel, "densest"):  # the windowed filter of the q-gram counts
+                call.densest = timed("qgram_densest", kernel.densest)
             return call
         return make
 

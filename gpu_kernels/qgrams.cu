@@ -127,3 +127,67 @@ extern "C" __global__ void qgram_shared(const unsigned char* __restrict__ codes,
     const int in_a = present(codes, offsets[t], offsets[t + 1], q, bits, sets + (size_t)s * words);
     out[k] = min(in_a, in_b);
 }
+
+// The hit of the q-gram position ending at letter k (a rolling code ending there).
+__device__ __forceinline__ int hit_at(u64 code, int q, int bits, const u64* __restrict__ set)
+{
+    const u64 slot = slot_of(code, q, bits);
+    return (int)((__ldg(set + (slot >> 6)) >> (slot & 63)) & 1ull);
+}
+
+// count - density x positions, rounded as the CPU's (no fused multiply-add)
+__device__ __forceinline__ double excess(long long count, long long positions, double density)
+{
+    return __dsub_rn((double)count, __dmul_rn(density, (double)positions));
+}
+
+// The most, over runs of at least `least` consecutive q-gram positions of the sequence at
+// start..stop, of (the run's positions whose q-gram is in `set`) - density x (its
+// positions); -inf where it has fewer positions (backends/cpu/qgrams.py's _densest_side):
+// the prefix counts at v and at u = v - least from two rolling codes.
+__device__ double densest_side(const unsigned char* __restrict__ codes, long long start,
+                               long long stop, int q, int bits, long long least,
+                               double density, const u64* __restrict__ set)
+{
+    const long long positions = stop - start - q + 1;
+    if (positions < least) return __longlong_as_double(0xfff0000000000000ll);  // -inf
+    const u64 mask = (1ull << (2 * q)) - 1;
+    u64 lead = 0, lag = 0;
+    for (long long k = start; k < start + q - 1; k++) {
+        lead = ((lead << 2) | codes[k]) & mask;
+        lag = ((lag << 2) | codes[k]) & mask;
+    }
+    long long at_v = 0, at_u = 0;
+    for (long long x = 0; x < least; x++) {
+        lead = ((lead << 2) | codes[start + q - 1 + x]) & mask;
+        at_v += hit_at(lead, q, bits, set);
+    }
+    double lowest = 0.0, best = excess(at_v, least, density);
+    for (long long v = least + 1; v <= positions; v++) {
+        lead = ((lead << 2) | codes[start + q - 2 + v]) & mask;
+        at_v += hit_at(lead, q, bits, set);
+        const long long u = v - least;
+        lag = ((lag << 2) | codes[start + q - 2 + u]) & mask;
+        at_u += hit_at(lag, q, bits, set);
+        lowest = fmin(lowest, excess(at_u, u, density));
+        best = fmax(best, __dsub_rn(excess(at_v, v, density), lowest));
+    }
+    return best;
+}
+
+// Per pair the least of its two sequences' densest_side against the other's bitset.
+extern "C" __global__ void qgram_densest(const unsigned char* __restrict__ codes,
+              const long long* __restrict__ offsets, const long long* __restrict__ pa,
+              const long long* __restrict__ pb, const long long* __restrict__ least, int n,
+              int q, int bits, double density, const u64* __restrict__ sets,
+              double* __restrict__ out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const size_t words = ((size_t)1 << bits) / 64 > 0 ? ((size_t)1 << bits) / 64 : 1;
+    const long long s = pa[k], t = pb[k];
+    out[k] = fmin(densest_side(codes, offsets[s], offsets[s + 1], q, bits, least[k], density,
+                               sets + (size_t)t * words),
+                  densest_side(codes, offsets[t], offsets[t + 1], q, bits, least[k], density,
+                               sets + (size_t)s * words));
+}

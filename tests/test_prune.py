@@ -275,16 +275,30 @@ def qgram_positions(a: str, b: str, q: int) -> int:
     return sum(a[k:k + q] in grams for k in range(len(a) - q + 1))
 
 
-def slot_positions(a: str, b: str, q: int, bits: int) -> int:
-    """Positions of a whose q-gram's slot (its 2-bit code, folded to `bits` bits by the
-    multiplicative hash of backends/cpu/qgrams.py) is a slot of b's q-grams (plainly)."""
+def slot_hits(a: str, b: str, q: int, bits: int) -> list:
+    """Per position of a, whether its q-gram's slot (its 2-bit code, folded to `bits` bits
+    by the multiplicative hash of backends/cpu/qgrams.py) is a slot of b's q-grams
+    (plainly)."""
     def slot(gram):
         code = 0
         for letter in gram:
             code = 4 * code + "ACGT".index(letter)
         return code if 2 * q <= bits else (code * 0x9E3779B97F4A7C15 % 2**64) >> (64 - bits)
     slots = {slot(b[k:k + q]) for k in range(len(b) - q + 1)}
-    return sum(slot(a[k:k + q]) in slots for k in range(len(a) - q + 1))
+    return [slot(a[k:k + q]) in slots for k in range(len(a) - q + 1)]
+
+
+def slot_positions(a: str, b: str, q: int, bits: int) -> int:
+    """Positions of a whose q-gram's slot is a slot of b's q-grams (plainly)."""
+    return sum(slot_hits(a, b, q, bits))
+
+
+def densest_plain(hits, least: int, density: float) -> float:
+    """The most, over runs of at least `least` consecutive positions, of the run's hits -
+    density x its positions, by trying every run; -inf where there is none."""
+    runs = [sum(hits[u:v]) - density * (v - u)
+            for u in range(len(hits) + 1) for v in range(u + least, len(hits) + 1)]
+    return max(runs, default=-math.inf)
 
 
 @pytest.mark.parametrize("bits", [16, 10, 6])
@@ -302,6 +316,75 @@ def test_qgram_counts_are_the_slots_counts_and_at_least_the_exact_ones(bits):
         assert np.array_equal(got, exact)
     else:
         assert np.all(got >= exact) and np.any(got > exact)
+
+
+@pytest.mark.parametrize("bits", [16, 10])
+def test_densest_windows_are_their_definition(bits):
+    """qgram_shared's densest against every run tried plainly, runs of at least 1 to more
+    positions than a sequence has; densities that are binary fractions make both sums
+    exact, another is compared within rounding."""
+    seqs = adversarial(7)
+    s = sequence_set(seqs)
+    pa, pb = all_pairs(s.n)
+    counts = CPU.qgram_shared(s.codes, s.offsets, 8, bits)
+    rng = np.random.default_rng(1)
+    least = rng.integers(1, 160, len(pa))
+    least[:40] = 1
+    for density, exact in ((0.75, True), (0.625, True), (0.7531, False)):
+        got = counts.densest(pa, pb, least, density)
+        want = np.array([min(densest_plain(slot_hits(seqs[a], seqs[b], 8, bits), w, density),
+                             densest_plain(slot_hits(seqs[b], seqs[a], 8, bits), w, density))
+                         for a, b, w in zip(pa, pb, least)])
+        assert np.isneginf(want).any() and np.isfinite(want).any()
+        if exact:
+            assert same(got, want)
+        else:
+            assert np.array_equal(np.isinf(got), np.isinf(want))
+            assert np.allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=0,
+                               atol=1e-9)
+
+
+def overhangs(seed=0):
+    """Pairs whose chosen path keeps a high identity over a part of them only: a core of a
+    root between long free trailing or paid leading overhangs, homopolymer indels in the
+    core, and relatives at 80-95% whose differences cluster (so they share many q-grams)."""
+    rng = np.random.default_rng(seed)
+    root = "".join(rng.choice(list("ACGT"), 250))
+    hom = homopolymers(rng, 60)
+    other = lambda n: "".join(rng.choice(list("ACGT"), n))  # noqa: E731
+    seqs = [root, root[:150] + other(100), other(30) + root[30:], root[:120], root[100:],
+            hom, mutate(rng, hom, 0.0, 0.02), hom[:150] + other(60)]
+    for share in (0.1, 0.2):  # differences in a variable region only
+        cut = int(250 * (1 - 2 * share))
+        seqs += [root[:cut] + mutate(rng, root[cut:], 0.4), mutate(rng, root, share / 2)]
+    seqs += [mutate(rng, root, rate, rate / 4) for rate in (0.005, 0.01, 0.02)]
+    # edits q or more apart (each ends the most q-grams), 2.9% and 3.4% of the letters
+    swap = {"A": "C", "C": "G", "G": "T", "T": "A"}
+    for every in (35, 30):
+        seqs += ["".join(swap[c] if k % every == every // 2 else c for k, c in enumerate(root)),
+                 "".join(c for k, c in enumerate(root) if k % every != every // 2)]
+    return seqs
+
+
+@pytest.mark.parametrize("identity,some_proved", [(0.97, 10), (0.95, 10), (0.9, 0)])
+def test_window_bound_holds_for_every_kept_pair(identity, some_proved):
+    """Section 4's windowed filter on pairs whose identity reaches the threshold (upper =
+    their cost, the least an upper bound can be): each sequence's densest run of at least
+    `least` positions, on the exact q-gram hits, reaches the floor; and on the others it
+    proves some below it (at 0.9 its density, 0.11 a position, proves almost nothing)."""
+    seqs = overhangs(2) + adversarial(9)[:20]
+    s = sequence_set(seqs)
+    pa, pb = all_pairs(s.n)
+    keep, (cost, *counts) = kept_by_full(s, SEQDIST, -math.inf, identity, 2, pa, pb)
+    shortest = np.minimum(s.lengths[pa], s.lengths[pb]).astype(float)
+    least, density, floor = prune.identity_window(shortest, cost, identity,
+                                                  SEQDIST.cheapest_gap)
+    densest = np.array([min(densest_plain(slot_hits(seqs[a], seqs[b], prune.Q, 16), w, density),
+                            densest_plain(slot_hits(seqs[b], seqs[a], prune.Q, 16), w, density))
+                        if w >= 1 else math.inf for a, b, w in zip(pa, pb, least)])
+    proved = densest < floor - prune.WINDOW_TOLERANCE
+    assert keep.sum() >= 20 and not proved[keep].any()
+    assert proved[~keep].sum() >= some_proved
 
 
 def kept_by_full(seqs, scheme, max_distance, identity, iddef, pa, pb):
@@ -504,6 +587,20 @@ def test_relaxed_recurrence_settles_real_pairs_the_qgrams_cannot(shared_data, na
     full = []
     for relaxed in (None, CPU.seqdist_relaxed):
         backend = dataclasses.replace(CPU, seqdist_relaxed=relaxed, relaxed_cost=0.0)
+        full.append(check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)["full"])
+    assert full[1] < full[0] / 2
+
+
+@pytest.mark.parametrize("name", ["C005_454.fa.gz", "sam1F.fastq.gz"])
+def test_windowed_filter_settles_real_pairs_the_counts_cannot(shared_data, name, monkeypatch):
+    """The same reads without the relaxed recurrence: section 4's windowed filter proves
+    most of the pairs whose whole count reaches the bound below the identity: the same
+    pairs and values, and at most half as many pairs left to the full kernel."""
+    seqs = sequence_set(real_subset(shared_data / name, 150))
+    backend = dataclasses.replace(CPU, seqdist_relaxed=None)
+    full = []
+    for window in (lambda *args: None, prune.identity_window):
+        monkeypatch.setattr(prune, "identity_window", window)
         full.append(check_pruner(seqs, SEQDIST, 0.1, 0.97, 2, backend=backend)["full"])
     assert full[1] < full[0] / 2
 

@@ -73,6 +73,24 @@ def test_qgram_counts_are_the_cpu_counts(bits):
         assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("bits", [16, 7])
+def test_densest_windows_are_the_cpus(bits):
+    """The windowed filter's densest runs bit for bit, runs of at least 1 position to more
+    than a sequence has, at the density of identity 0.97 and at a binary fraction."""
+    rng = np.random.default_rng(bits)
+    gpu_backend = backends.select("gpu")
+    for seqs in sets():
+        pa, pb = all_pairs(seqs.n)
+        least = rng.integers(1, int(seqs.lengths.max()) + 8, len(pa))
+        for density in (0.75, prune.identity_window(np.ones(1), 0.0, 0.97, 4.0)[1]):
+            want = CPU.qgram_shared(seqs.codes, seqs.offsets, 8, bits).densest(
+                pa, pb, least, density)
+            got = gpu_backend.qgram_shared(seqs.codes, seqs.offsets, 8, bits).densest(
+                pa, pb, least, density)
+            assert np.isneginf(want).any() and np.isfinite(want).any()
+            assert same(got, want)
+
+
 @pytest.mark.parametrize("bits", [16, 12, 7])
 def test_qgram_counts_in_runs_of_one_sequence(bits):
     """Runs of pairs that hold one sequence, on either side, longer than a block (the

@@ -44,7 +44,12 @@ where each starts, as formats.fasta.SequenceSet holds them):
       they spare (pairs/prune.worth_pruning).
   qgram_shared(codes, offsets, q, bits, threads) -> kernel (pa, pb) -> int32: per pair at
       least the number of q-gram positions of either sequence whose q-gram occurs in the
-      other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md).
+      other (the smaller count), from presence bitsets of 2^bits bits (docs/pruning.md);
+      kernel.densest(pa, pb, least, density) -> float64: per pair the smaller over its
+      two sequences of the most, over runs of at least least[k] consecutive q-gram
+      positions of the one, of (the run's positions counted so) - density x (its
+      positions), -inf where it has fewer (the windowed filter of docs/pruning.md,
+      section 4), each sum rounded as written (no fused multiply-add).
   affine(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) -> score,
       length (int32): scoring/affine.py
   affine_counts(codes, offsets, scheme: AffineScheme, threads) -> kernel (pa, pb) ->

@@ -31,6 +31,8 @@ Q = 8  # q-gram length of the counting filter
 # could pass a pair whose real quotient is a hair beyond the threshold.
 SLACK = 2.0**-40
 IDDEF_WITH_BOUND = 2  # the identity definition whose test the counting filter can bound
+# Below the windowed filter's floor by more than its sums' rounding (values < 2^11)
+WINDOW_TOLERANCE = 1e-6
 # Each batch's upper bounds and bands are tried on every SAMPLE-th pair, and run on the
 # others only where they paid there (batches of at least SAMPLE * MIN_SAMPLE pairs;
 # smaller ones run everything).
@@ -93,6 +95,21 @@ def identity_qgrams(shortest, upper, identity: float, cheapest_gap: float, q: in
     return k * per_column - q + 1
 
 
+def identity_window(shortest, upper, identity: float, cheapest_gap: float, q: int = Q):
+    """The windowed counting filter of a pair whose path has iddef 2 identity >= identity,
+    given `upper` (docs/pruning.md, section 4): each of its sequences has a run of at least
+    `least` consecutive q-gram positions whose hits (qgram_shared's densest) reach `floor`
+    beyond `density` a position. Returns (least: int64 per pair, density, floor), or
+    None where there is no bound; a pair with least < 1 has none."""
+    t = identity * (1 - SLACK)
+    density = (1 - q * (1 - t) / t) * (1 - SLACK)  # rounded down: the test only weakens
+    if not (density > 0 and cheapest_gap > 0):
+        return None
+    k = np.maximum(1.0, shortest - upper / cheapest_gap * (1 + SLACK))
+    letters = np.floor(t * k * (1 - SLACK))  # the least letters of each sequence's stretch
+    return (letters - q + 1).astype(np.int64), density, -(1 - density) * (q - 1)
+
+
 class Pruner:
     """The exact values of the pairs that the thresholds may keep, computed with as little
     alignment as the bounds allow. Call it with pair indices (the backend's arrays):
@@ -143,14 +160,23 @@ class Pruner:
             fails |= lower > self.max_distance * (1 + SLACK) * total
         return fails
 
-    def _identity_fails(self, shared, shortest, upper):
-        """Pairs proved below candidate_identity (none when it has no bound)."""
+    def _identity_fails(self, i, j, shared, shortest, upper):
+        """Pairs (i, j: their sequences) proved below candidate_identity (none when it has
+        no bound): by their counts, then the others by their densest windows."""
         xp = self.xp
         if self.identity is None:
             return xp.ones(len(shared), dtype=bool)
         if not self.bound_identity:
             return xp.zeros(len(shared), dtype=bool)
-        return shared < identity_qgrams(shortest, upper, self.identity, self.cheapest_gap)
+        fails = shared < identity_qgrams(shortest, upper, self.identity, self.cheapest_gap)
+        window = identity_window(shortest, upper, self.identity, self.cheapest_gap)
+        if window is not None:
+            least, density, floor = window
+            left = xp.flatnonzero(~fails & (least >= 1))
+            if len(left):
+                densest = self.shared.densest(i[left], j[left], least[left], density)
+                fails[left] = densest < floor - WINDOW_TOLERANCE
+        return fails
 
     def _band(self, i, j, pending, width, shared, shortest, total, found):
         """One band over the pending pairs: the certified ones join `found`; returns the
@@ -162,8 +188,10 @@ class Pruner:
         self.stats[f"certified {width}"] += int(exact.sum())
         rest = ~exact
         pending, cost, upper = pending[rest], cost[rest], upper[rest]
-        fails = (self._distance_fails(shared[pending], shortest[pending], total[pending], cost)
-                 & self._identity_fails(shared[pending], shortest[pending], upper))
+        fails = self._distance_fails(shared[pending], shortest[pending], total[pending], cost)
+        both = self.xp.flatnonzero(fails)  # the identity test only where the distance fails
+        fails[both] = self._identity_fails(i[pending[both]], j[pending[both]], shared[pending[both]],
+                                           shortest[pending[both]], upper[both])
         return pending[~fails]
 
     def _upper_fails(self, i, j, suspects, widths, relax, shared, shortest, fails):
@@ -187,7 +215,8 @@ class Pruner:
             self.stats[f"upper {width}"] += len(pairs)
             upper = self.upper(i[pairs], j[pairs], width)
             least[left] = xp.minimum(least[left], upper)
-            proved = self._identity_fails(shared[pairs], shortest[pairs], upper)
+            proved = self._identity_fails(i[pairs], j[pairs], shared[pairs], shortest[pairs],
+                                          upper)
             fails[pairs[proved]] = True
             la, lb = self.lengths[i[pairs]], self.lengths[j[pairs]]
             its_spared = float((la * lb)[proved].sum())

@@ -88,6 +88,7 @@ VARIANTS = {
     "seqdist_upper_8": Variant("band.cu", "seqdist_upper", {"WIDTH": 8}),
     "qgram_bitsets": Variant("qgrams.cu", "qgram_bitsets"),
     "qgram_shared": Variant("qgrams.cu", "qgram_shared"),
+    "qgram_densest": Variant("qgrams.cu", "qgram_densest"),
     # affine: a launch takes the strip of these that pads its pairs' columns least
     # (backends/gpu/affine.py): 36 for ~250 bp (7 x 36 = 252 columns, 40 pads to 280).
     # AHEAD: rows whose left boundary is read before they are computed (1: the row

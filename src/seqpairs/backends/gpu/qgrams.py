@@ -14,37 +14,67 @@ from .launch import PAIR_BYTES, check_written, device_pairs
 MEMORY = 2 << 30
 
 
-def counter(codes, offsets, q: int, bits: int, threads=None):
-    """The contract's qgram_shared kernel on the current GPU: (pa, pb) -> int32 counts."""
-    import cupy
+class QGramCounts:
+    """The contract's qgram_shared kernel on the current GPU: called with (pa, pb), int32
+    counts; densest(pa, pb, least, density), float64 (backends/cpu/qgrams.QGramCounts)."""
 
-    d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
-    n = len(offsets) - 1
-    words = max(1, (1 << bits) // 64)
-    sets = cupy.zeros(n * words, dtype=cupy.uint64)
-    first = cupy.zeros(len(codes), dtype=cupy.uint8)  # 1: a slot's first position (qgrams.cu)
-    if n:
-        VARIANTS["qgram_bitsets"].function_handle()(
-            ((n + BLOCK - 1) // BLOCK,), (BLOCK,),
-            (d_codes, d_offsets, np.int32(n), np.int32(q), np.int32(bits), sets, first))
-    kernel = VARIANTS["qgram_shared"].function_handle()
+    def __init__(self, codes, offsets, q: int, bits: int, threads=None):
+        import cupy
 
-    def shared(pa, pb):
+        self.codes, self.offsets = cupy.asarray(codes), cupy.asarray(offsets)
+        n = len(offsets) - 1
+        words = max(1, (1 << bits) // 64)
+        self.sets = cupy.zeros(n * words, dtype=cupy.uint64)
+        # 1: a slot's first position (qgrams.cu)
+        self.first = cupy.zeros(len(codes), dtype=cupy.uint8)
+        if n:
+            VARIANTS["qgram_bitsets"].function_handle()(
+                ((n + BLOCK - 1) // BLOCK,), (BLOCK,),
+                (self.codes, self.offsets, np.int32(n), np.int32(q), np.int32(bits),
+                 self.sets, self.first))
+        self.q, self.bits = np.int32(q), np.int32(bits)
+
+    def _per_pair(self, pa, pb, poison, what, arguments):
+        """One thread per pair over runs that fit the device: arguments(start, stop, pa, pb,
+        out) -> (kernel, its arguments) for the run's pairs, which fills out (its dtype
+        poison's, checked written)."""
+        import cupy
+
         pa, pb, on_host = device_pairs(pa, pb)
 
         def launch(start, stop):
             m = stop - start
-            out = cupy.full(m, -1, dtype=cupy.int32)
-            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,),
-                   (d_codes, d_offsets, first, pa[start:stop], pb[start:stop], np.int32(m),
-                    np.int32(q), np.int32(bits), sets, out))
+            out = cupy.full(m, poison)
+            kernel, args = arguments(start, stop, pa[start:stop], pb[start:stop], out)
+            kernel(((m + BLOCK - 1) // BLOCK,), (BLOCK,), args)
             return (out,)
 
         if len(pa):
             (out,) = runs(len(pa), PAIR_BYTES, launch, "pairs")
-            check_written(out < 0, len(pa), "q-gram counts")
+            check_written(out < 0 if poison.dtype.kind == "i" else cupy.isnan(out), len(pa),
+                          what)
         else:
-            out = cupy.empty(0, dtype=cupy.int32)
+            out = cupy.empty(0, dtype=poison.dtype)
         return out.get() if on_host else out
 
-    return shared
+    def __call__(self, pa, pb):
+        kernel = VARIANTS["qgram_shared"].function_handle()
+
+        def arguments(start, stop, pa, pb, out):
+            return kernel, (self.codes, self.offsets, self.first, pa, pb, np.int32(len(pa)),
+                            self.q, self.bits, self.sets, out)
+
+        return self._per_pair(pa, pb, np.int32(-1), "q-gram counts", arguments)
+
+    def densest(self, pa, pb, least, density: float):
+        import cupy
+
+        kernel = VARIANTS["qgram_densest"].function_handle()
+        least = cupy.ascontiguousarray(cupy.asarray(least), dtype=cupy.int64)
+
+        def arguments(start, stop, pa, pb, out):
+            return kernel, (self.codes, self.offsets, pa, pb, least[start:stop],
+                            np.int32(len(pa)), self.q, self.bits, np.float64(density),
+                            self.sets, out)
+
+        return self._per_pair(pa, pb, np.float64(np.nan), "densest windows", arguments)
