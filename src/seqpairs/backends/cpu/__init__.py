@@ -48,6 +48,11 @@ BACKEND = Backend(
     # a wider band costs more than the full alignment it would spare
     band_cost={8: 6.5},
     band_lower={8: 24},
+    # bands for the pairs sharing 0.7 of their q-gram positions: on C005's distinct reads
+    # at the thresholds 2.41 s against 2.62 s at 0.8 (the full kernel's pairs 13,476 ->
+    # 1,087: reads at 95-97% identity whose leading gaps make their distance 0.25-0.35),
+    # on 2^11 community reads 17.4 against 17.1 s (benchmarks/RESULTS.md)
+    band_shared=0.7,
     # an upper bound's cell, 64 pairs in lockstep (`bench_upper.py --backend cpu --kernels
     # 100000`, 400 bp community reads, two runs: 1.09 / 1.02 and 0.84 / 0.80); the narrow
     # band proves 92% of what the wide one proves on the community at 58% of its cells
