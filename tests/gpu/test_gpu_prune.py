@@ -94,7 +94,8 @@ def test_densest_windows_are_the_cpus(bits):
 @pytest.mark.parametrize("bits", [16, 12, 7])
 def test_qgram_counts_in_runs_of_one_sequence(bits):
     """Runs of pairs that hold one sequence, on either side, longer than a block (the
-    kernel keeps its bitset in shared memory), between shuffled pairs (it does not)."""
+    counts' kernel keeps its bitset in shared memory), between shuffled pairs (it does
+    not): the counts and the densest runs."""
     rng = np.random.default_rng(bits)
     gpu_backend = backends.select("gpu")
     for seqs in sets():
@@ -104,9 +105,13 @@ def test_qgram_counts_in_runs_of_one_sequence(bits):
         pa, pb = np.where(swap, pb, pa), np.where(swap, pa, pb)
         shuffled = rng.permutation(len(pa))[: len(pa) // 4]
         pa, pb = np.concatenate([pa, pa[shuffled]]), np.concatenate([pb, pb[shuffled]])
-        want = CPU.qgram_shared(seqs.codes, seqs.offsets, 8, bits)(pa, pb)
-        got = gpu_backend.qgram_shared(seqs.codes, seqs.offsets, 8, bits)(pa, pb)
-        assert np.array_equal(got, want)
+        cpu_counts = CPU.qgram_shared(seqs.codes, seqs.offsets, 8, bits)
+        gpu_counts = gpu_backend.qgram_shared(seqs.codes, seqs.offsets, 8, bits)
+        assert np.array_equal(gpu_counts(pa, pb), cpu_counts(pa, pb))
+        least = rng.integers(1, int(seqs.lengths.max()) + 8, len(pa))
+        want = cpu_counts.densest(pa, pb, least, 0.75)
+        assert np.isfinite(want).any()
+        assert same(gpu_counts.densest(pa, pb, least, 0.75), want)
 
 
 @pytest.mark.parametrize("max_distance,identity,iddef",

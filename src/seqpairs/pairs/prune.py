@@ -160,9 +160,11 @@ class Pruner:
             fails |= lower > self.max_distance * (1 + SLACK) * total
         return fails
 
-    def _identity_fails(self, i, j, shared, shortest, upper):
+    def _identity_fails(self, i, j, shared, shortest, upper, tested=None):
         """Pairs (i, j: their sequences) proved below candidate_identity (none when it has
-        no bound): by their counts, then the others by their densest windows."""
+        no bound): by their counts, then the others by their densest windows, except where
+        an upper bound `tested` that did not prove them asked for runs as long (a run of
+        the same least length or shorter proves nothing more)."""
         xp = self.xp
         if self.identity is None:
             return xp.ones(len(shared), dtype=bool)
@@ -172,7 +174,11 @@ class Pruner:
         window = identity_window(shortest, upper, self.identity, self.cheapest_gap)
         if window is not None:
             least, density, floor = window
-            left = xp.flatnonzero(~fails & (least >= 1))
+            new = ~fails & (least >= 1)
+            if tested is not None:
+                new &= least > identity_window(shortest, tested, self.identity,
+                                               self.cheapest_gap)[0]
+            left = xp.flatnonzero(new)
             if len(left):
                 densest = self.shared.densest(i[left], j[left], least[left], density)
                 fails[left] = densest < floor - WINDOW_TOLERANCE
@@ -214,9 +220,10 @@ class Pruner:
             pairs = suspects[left]
             self.stats[f"upper {width}"] += len(pairs)
             upper = self.upper(i[pairs], j[pairs], width)
-            least[left] = xp.minimum(least[left], upper)
+            tested = least[left]
+            least[left] = xp.minimum(tested, upper)
             proved = self._identity_fails(i[pairs], j[pairs], shared[pairs], shortest[pairs],
-                                          upper)
+                                          upper, tested)
             fails[pairs[proved]] = True
             la, lb = self.lengths[i[pairs]], self.lengths[j[pairs]]
             its_spared = float((la * lb)[proved].sum())
