@@ -249,13 +249,123 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
+def _last_column(i, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, CF, CI,
+                 LF, LI, edges):
+    """Row i's cell (i, lb) where it lies outside the band, into LF/LI's T* fields (the
+    last column's latest cell, which is the cell above); CF/CI: row i's band, LF/LI's LM:
+    its last slot's moves; every lane computed, kept only where outside the band."""
+    edge = i * EDGES * LANES
+    last = 2 * width  # the band's last slot
+    for k in range(LANES):
+        lane = np.uint64(k)
+        lbk = lb[lane]
+        a = a_row[lane]
+        b, prev_b = Bt[np.uint64(lbk * LANES) + lane], Bt[np.uint64((lbk - 1) * LANES) + lane]
+        sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
+                            S[_ln(3, lane)])
+        col_lower = with_lower & (lbk - 1 >= 1)
+        # the diagonal (i - 1, lb - 1): row 0's, column 0's, or outside
+        away = abs(lbk - i)
+        bound = (edges[np.uint64(edge - EDGES * LANES + 2 * LANES) + lane] * UNIT
+                 if col_lower & (away <= lower) else gap_bound * away)
+        r0h, r0x, r0p, _, r0u = _border(gap, lbk - 1, LEFT)
+        c0h, c0x, c0p, _, c0u = _border(gap, i - 1, UP)
+        oh, ox, op, _, ou = _outside(bound)
+        on_row_0, on_col_0 = i == 1, lbk - 1 == 0
+        dh = r0h if on_row_0 else (c0h if on_col_0 else oh)
+        dx = r0x if on_row_0 else (c0x if on_col_0 else ox)
+        dp = r0p if on_row_0 else (c0p if on_col_0 else op)
+        du = r0u if on_row_0 else (c0u if on_col_0 else ou)
+        # the left cell (i, lb - 1): the band's last slot, column 0's, or outside
+        away = abs(lbk - 1 - i)
+        bound = (edges[np.uint64(edge + 2 * LANES) + lane] * UNIT
+                 if col_lower & (away <= lower) else gap_bound * away)
+        bh, bu = CF[_slot(last, H_, lane)], CF[_slot(last, U_, lane)]
+        bx, bp = CI[_slot(last, X_, lane)], CI[_slot(last, P_, lane)]
+        bm = LI[_ln(LM, lane)]
+        ch, cx, cp, cm, cu = _border(gap, i, UP)
+        oh, ox, op, om, ou = _outside(bound)
+        in_slot = lbk - 1 - i == width
+        lh = bh if in_slot else (ch if on_col_0 else oh)
+        lx = bx if in_slot else (cx if on_col_0 else ox)
+        lp = bp if in_slot else (cp if on_col_0 else op)
+        lm = bm if in_slot else (cm if on_col_0 else om)
+        lu = bu if in_slot else (cu if on_col_0 else ou)
+        th, tu = LF[_ln(TH, lane)], LF[_ln(TU, lane)]
+        tx, tm, tp = LI[_ln(TX, lane)], LI[_ln(TM, lane)], LI[_ln(TP, lane)]
+        h, x, pk, m, u = _cell(a, b, prev_b, sub, gap, hgap, 1.0, 0.0, 1, 0, dh, dx, dp, du,
+                               lh, lx, lp, lm, lu, th, tx, tp, tu)
+        outside = abs(lbk - i) > width
+        LF[_ln(TH, lane)], LF[_ln(TU, lane)] = (h if outside else th), (u if outside else tu)
+        LI[_ln(TX, lane)] = x if outside else tx
+        LI[_ln(TM, lane)] = m if outside else tm
+        LI[_ln(TP, lane)] = pk if outside else tp
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _last_row(la, cols, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, HF,
+              HI, LF, LI, DF, DI, lower_last):
+    """Row la, every column (its horizontal moves free), column by column with the lanes
+    in lockstep; each lane's cell (la, lb) is left in LF/LI's L* fields (the lanes past
+    their lb keep it). HF/HI: row la - 1's band; LF/LI's T* fields: the last column's
+    cell above; DF/DI: each lane's diagonal neighbour [field * LANES + lane] (H, U / X,
+    P)."""
+    lh, lx, lp, lm, lu = _border(gap, la, UP)
+    dh, dx, dp, _, du = _border(gap, 0, LEFT) if la == 1 else _border(gap, la - 1, UP)
+    for k in range(LANES):
+        lane = np.uint64(k)
+        LF[_ln(LH, lane)], LF[_ln(LU, lane)] = lh, lu
+        LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = lx, lm, lp
+        DF[_ln(0, lane)], DF[_ln(1, lane)], DI[_ln(0, lane)], DI[_ln(1, lane)] = dh, du, dx, dp
+    for j in range(1, cols + 1):
+        letters, before = np.uint64(j * LANES), np.uint64((j - 1) * LANES)
+        o = j - (la - 1)
+        # the cell above where not the last column's: row 0's, the band's, or outside
+        t = min(max(o + width, 0), 2 * width)
+        slot = np.uint64(min(max(o + lower, 0), 2 * max(lower, 0)) * LANES)
+        on_row_0, in_band, use_lower = la == 1, abs(o) <= width, with_lower & (abs(o) <= lower)
+        r0h, r0x, r0p, _, r0u = _border(gap, j, LEFT)
+        for k in range(LANES):
+            lane = np.uint64(k)
+            lbk = lb[lane]
+            b, prev_b = Bt[letters + lane], Bt[before + lane]
+            sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
+                                S[_ln(3, lane)])
+            at_lb = j == lbk
+            oh, ox, op, _, ou = _outside(
+                lower_last[slot + lane] * UNIT if use_lower else gap_bound * abs(o))
+            bh, bu = HF[_slot(t, H_, lane)], HF[_slot(t, U_, lane)]
+            bx, bp = HI[_slot(t, X_, lane)], HI[_slot(t, P_, lane)]
+            th, tu = LF[_ln(TH, lane)], LF[_ln(TU, lane)]
+            tx, tp = LI[_ln(TX, lane)], LI[_ln(TP, lane)]
+            uh = r0h if on_row_0 else (th if at_lb else (bh if in_band else oh))
+            ux = r0x if on_row_0 else (tx if at_lb else (bx if in_band else ox))
+            up = r0p if on_row_0 else (tp if at_lb else (bp if in_band else op))
+            uu = r0u if on_row_0 else (tu if at_lb else (bu if in_band else ou))
+            dh, du = DF[_ln(0, lane)], DF[_ln(1, lane)]
+            dx, dp = DI[_ln(0, lane)], DI[_ln(1, lane)]
+            lh, lu = LF[_ln(LH, lane)], LF[_ln(LU, lane)]
+            lx, lm, lp = LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)]
+            h, x, pk, m, u = _cell(a_row[lane], b, prev_b, sub, gap, hgap, 0.0,
+                                   0.0 if at_lb else 1.0, 0, 0 if at_lb else 1,
+                                   dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
+            live = j <= lbk  # a lane past its lb keeps its cell (la, lb)
+            DF[_ln(0, lane)], DF[_ln(1, lane)] = (uh if live else dh), (uu if live else du)
+            DI[_ln(0, lane)], DI[_ln(1, lane)] = (ux if live else dx), (up if live else dp)
+            LF[_ln(LH, lane)], LF[_ln(LU, lane)] = (h if live else lh), (u if live else lu)
+            LI[_ln(LX, lane)] = x if live else lx
+            LI[_ln(LM, lane)] = m if live else lm
+            LI[_ln(LP, lane)] = pk if live else lp
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
 def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower, edges,
                 lower_last, exact, cost, packed, upper):
     """The banded alignment with a certificate of a group's LANES pairs (_letters' la,
     cols, lb, At, Bt; Bt's row 0 none; the first len(exact) lanes written), in lockstep:
     rows 1 .. la - 1 through _band_row (the rows by parity in EF/EI and OF/OI), the last
-    column's cells outside the band after each row, then the last row, lane by lane, each
-    cell through _cell; the same bits as gpu_kernels/band.cu. A cell outside the computed
+    column's cells outside the band after each row (_last_column), then the last row
+    (_last_row), each cell through _cell; the same bits as gpu_kernels/band.cu. A cell outside the computed
     set is _outside: the lower band's bound (edges and lower_last, _lower_group's, where
     lower > width), else gap_bound per diagonal away."""
     n = len(exact)
@@ -264,6 +374,7 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
     EI, OI = (np.empty((slots + 1) * FIELDS * LANES, np.int64),
               np.empty((slots + 1) * FIELDS * LANES, np.int64))
     LF, LI = np.empty(4 * LANES), np.empty(6 * LANES, np.int64)
+    DF, DI = np.empty(2 * LANES), np.empty(2 * LANES, np.int64)  # the last row's diagonal
     a_row, S = np.empty(LANES, np.int64), np.empty(4 * LANES)
     for t in range(slots):  # row 0
         j = t - width
@@ -310,75 +421,21 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
             PI[_slot(slots, X_, lane)], PI[_slot(slots, P_, lane)] = x, pk
         _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI)
         HF, HI = CF, CI
-        for k in range(LANES):  # column lb outside the band
-            lbk = lb[k]
-            if abs(lbk - i) <= width:
-                continue
-            lane = np.uint64(k)
-            a = At[(i - 1) * LANES + k]
-            b, prev_b = Bt[lbk * LANES + k], Bt[(lbk - 1) * LANES + k]
-            sub = subst[a, b]
-            col_lower = with_lower and lbk - 1 >= 1
-            if i == 1:
-                dh, dx, dp, _, du = _border(gap, lbk - 1, LEFT)
-            elif lbk - 1 == 0:
-                dh, dx, dp, _, du = _border(gap, i - 1, UP)
-            else:
-                away = abs(lbk - 1 - (i - 1))
-                dh, dx, dp, _, du = _outside(
-                    edges[edge - EDGES * LANES + 2 * LANES + k] * UNIT
-                    if col_lower and away <= lower else gap_bound * away)
-            if lbk - 1 - i == width:
-                t = slots - 1
-                lh, lu = CF[_slot(t, H_, lane)], CF[_slot(t, U_, lane)]
-                lx, lm, lp = CI[_slot(t, X_, lane)], LI[_ln(LM, lane)], CI[_slot(t, P_, lane)]
-            elif lbk - 1 == 0:
-                lh, lx, lp, lm, lu = _border(gap, i, UP)
-            else:
-                away = abs(lbk - 1 - i)
-                lh, lx, lp, lm, lu = _outside(edges[edge + 2 * LANES + k] * UNIT
-                                              if col_lower and away <= lower
-                                              else gap_bound * away)
-            h, x, pk, m, u = _cell(a, b, prev_b, sub, gap, hgap, 1.0, 0.0, 1, 0, dh, dx, dp,
-                                   du, lh, lx, lp, lm, lu, LF[_ln(TH, lane)],
-                                   LI[_ln(TX, lane)], LI[_ln(TP, lane)], LF[_ln(TU, lane)])
-            LF[_ln(TH, lane)], LF[_ln(TU, lane)] = h, u
-            LI[_ln(TX, lane)], LI[_ln(TM, lane)], LI[_ln(TP, lane)] = x, m, pk
+        _last_column(i, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, CF,
+                     CI, LF, LI, edges)
     # the last row, every column: its horizontal moves are free
     for k in range(LANES):
         lane = np.uint64(k)
-        a = At[(la - 1) * LANES + k]
-        lbk = lb[k]
-        lh, lx, lp, lm, lu = _border(gap, la, UP)
-        if la == 1:
-            dh, dx, dp, _, du = _border(gap, 0, LEFT)
-        else:
-            dh, dx, dp, _, du = _border(gap, la - 1, UP)
-        for j in range(1, lbk + 1):
-            b, prev_b = Bt[j * LANES + k], Bt[(j - 1) * LANES + k]
-            sub = subst[a, b]
-            o = j - (la - 1)
-            if la == 1:
-                uh, ux, up, _, uu = _border(gap, j, LEFT)
-            elif j == lbk:
-                uh, uu = LF[_ln(TH, lane)], LF[_ln(TU, lane)]
-                ux, up = LI[_ln(TX, lane)], LI[_ln(TP, lane)]
-            elif abs(o) <= width:
-                t = o + width
-                uh, uu = HF[_slot(t, H_, lane)], HF[_slot(t, U_, lane)]
-                ux, up = HI[_slot(t, X_, lane)], HI[_slot(t, P_, lane)]
-            else:
-                slot = min(max(o + lower, 0), 2 * max(lower, 0))
-                uh, ux, up, _, uu = _outside(
-                    lower_last[slot * LANES + k] * UNIT if with_lower and abs(o) <= lower
-                    else gap_bound * abs(o))
-            at_lb = j == lbk
-            lh, lx, lp, lm, lu = _cell(a, b, prev_b, sub, gap, hgap, 0.0,
-                                       0.0 if at_lb else 1.0, 0, 0 if at_lb else 1,
-                                       dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
-            dh, dx, dp, du = uh, ux, up, uu
-        if k < n:
-            exact[k], cost[k], packed[k], upper[k] = lx == 1, lh, lp, lu
+        letter = At[(la - 1) * LANES + k]
+        a_row[k] = letter
+        S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)], S[_ln(3, lane)] = (
+            subst[letter, 0], subst[letter, 1], subst[letter, 2], subst[letter, 3])
+    _last_row(la, cols, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, HF,
+              HI, LF, LI, DF, DI, lower_last)
+    for k in range(n):
+        lane = np.uint64(k)
+        exact[k], cost[k] = LI[_ln(LX, lane)] == 1, LF[_ln(LH, lane)]
+        packed[k], upper[k] = LI[_ln(LP, lane)], LF[_ln(LU, lane)]
 
 
 @njit(nogil=True, cache=True)
