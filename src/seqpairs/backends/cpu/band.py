@@ -249,18 +249,19 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _last_column(i, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, CF, CI,
-                 LF, LI, edges):
+def _last_column(i, width, lower, with_lower, gap_bound, lb, B_last, gap, hgap, a_row, S, CF,
+                 CI, LF, LI, edges):
     """Row i's cell (i, lb) where it lies outside the band, into LF/LI's T* fields (the
     last column's latest cell, which is the cell above); CF/CI: row i's band, LF/LI's LM:
-    its last slot's moves; every lane computed, kept only where outside the band."""
+    its last slot's moves; B_last: each lane's B[lb - 1] and B[lb - 2] [k], [LANES + k]
+    (not read from Bt by lb: LLVM vectorises no loop that does); every lane computed,
+    kept only where outside the band."""
     edge = i * EDGES * LANES
     last = 2 * width  # the band's last slot
     for k in range(LANES):
         lane = np.uint64(k)
         lbk = lb[lane]
-        a = a_row[lane]
-        b, prev_b = Bt[np.uint64(lbk * LANES) + lane], Bt[np.uint64((lbk - 1) * LANES) + lane]
+        a, b, prev_b = a_row[lane], B_last[lane], B_last[np.uint64(LANES) + lane]
         sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
                             S[_ln(3, lane)])
         col_lower = with_lower & (lbk - 1 >= 1)
@@ -376,6 +377,9 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
     LF, LI = np.empty(4 * LANES), np.empty(6 * LANES, np.int64)
     DF, DI = np.empty(2 * LANES), np.empty(2 * LANES, np.int64)  # the last row's diagonal
     a_row, S = np.empty(LANES, np.int64), np.empty(4 * LANES)
+    B_last = np.empty(2 * LANES, np.int64)
+    for k in range(LANES):
+        B_last[k], B_last[LANES + k] = Bt[lb[k] * LANES + k], Bt[(lb[k] - 1) * LANES + k]
     for t in range(slots):  # row 0
         j = t - width
         for k in range(LANES):
@@ -421,8 +425,8 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
             PI[_slot(slots, X_, lane)], PI[_slot(slots, P_, lane)] = x, pk
         _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI)
         HF, HI = CF, CI
-        _last_column(i, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, CF,
-                     CI, LF, LI, edges)
+        _last_column(i, width, lower, with_lower, gap_bound, lb, B_last, gap, hgap, a_row, S,
+                     CF, CI, LF, LI, edges)
     # the last row, every column: its horizontal moves are free
     for k in range(LANES):
         lane = np.uint64(k)
