@@ -43,10 +43,11 @@ BACKEND = Backend(
     affine_counts_traced=True,
     # the band of 8 with a lower band of 24 (its cells' gaps at the least they can cost,
     # docs/pruning.md): 20,000 random pairs of 2^10 community reads, two threads, full
-    # kernel 1.91 s, band 0.59 s: 6.5 full cells a band cell (`bench_upper.py --backend
-    # cpu --kernels 20000`; 17.8 before its lane loop vectorised, benchmarks/RESULTS.md);
-    # a wider band costs more than the full alignment it would spare
-    band_cost={8: 6.5},
+    # kernel 1.67 s, band 0.43 s: 5.4 full cells a band cell (`bench_upper.py --backend
+    # cpu --kernels 20000`; 17.8 before its lane loops vectorised, 6.5 before its last
+    # row and column were, benchmarks/RESULTS.md); a wider band costs more than the full
+    # alignment it would spare
+    band_cost={8: 5.4},
     band_lower={8: 24},
     # bands for the pairs sharing 0.7 of their q-gram positions: on C005's distinct reads
     # at the thresholds 2.41 s against 2.62 s at 0.8 (the full kernel's pairs 13,476 ->
