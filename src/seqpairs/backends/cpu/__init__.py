@@ -41,14 +41,17 @@ BACKEND = Backend(
     scan_peaks=scan.peaks,
     scan_slots=scan.slots,
     affine_counts_traced=True,
-    # the band of 8 with a lower band of 24 (its cells' gaps at the least they can cost,
-    # docs/pruning.md): 20,000 random pairs of 2^10 community reads, two threads, full
-    # kernel 1.67 s, band 0.43 s: 5.4 full cells a band cell (`bench_upper.py --backend
-    # cpu --kernels 20000`; 17.8 before its lane loops vectorised, 6.5 before its last
-    # row and column were, benchmarks/RESULTS.md); a wider band costs more than the full
-    # alignment it would spare
-    band_cost={8: 5.4},
-    band_lower={8: 24},
+    # the bands of 4 and then 8, each with a lower band of 24 (its cells' gaps at the least
+    # they can cost, docs/pruning.md): 20,000 random pairs of 2^10 community reads, two
+    # threads, full kernel 1.66 s, band 4 0.33 s, band 8 0.43 s: 7.2 and 5.4 full cells a
+    # band cell (`bench_upper.py --backend cpu --kernels 20000`; band 8 17.8 before its lane
+    # loops vectorised, 6.5 before its last row and column were). The band of 4 first
+    # certifies 98% of the pairs that C005's bands see at three quarters of the band of 8's
+    # time: C005 at the thresholds
+    # 2.15 -> 2.00 s, 2^11 community reads 18.2 -> 17.2-17.3 s (benchmarks/RESULTS.md); a
+    # wider band costs more than the full alignment it would spare
+    band_cost={4: 7.2, 8: 5.4},
+    band_lower={4: 24, 8: 24},
     # bands for the pairs sharing 0.7 of their q-gram positions: on C005's distinct reads
     # at the thresholds 2.41 s against 2.62 s at 0.8 (the full kernel's pairs 13,476 ->
     # 1,087: reads at 95-97% identity whose leading gaps make their distance 0.25-0.35),
