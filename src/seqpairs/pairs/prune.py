@@ -196,8 +196,9 @@ class Pruner:
         pending, cost, upper = pending[rest], cost[rest], upper[rest]
         fails = self._distance_fails(shared[pending], shortest[pending], total[pending], cost)
         both = self.xp.flatnonzero(fails)  # the identity test only where the distance fails
-        fails[both] = self._identity_fails(i[pending[both]], j[pending[both]], shared[pending[both]],
-                                           shortest[pending[both]], upper[both])
+        pairs = pending[both]
+        fails[both] = self._identity_fails(i[pairs], j[pairs], shared[pairs], shortest[pairs],
+                                           upper[both])
         return pending[~fails]
 
     def _upper_fails(self, i, j, suspects, widths, relax, shared, shortest, fails):

@@ -111,11 +111,10 @@ class QGramCounts:
         n = len(offsets) - 1
         self.sets = np.empty((n, max(1, (1 << bits) // 64)), dtype=np.uint64)
         self.slots = np.zeros(len(codes), dtype=np.uint16 if bits <= 16 else np.uint32)
-        repeated = np.zeros(len(codes), dtype=np.bool_)
+        self.repeated = np.zeros(len(codes), dtype=np.bool_)
         in_parallel(_bitsets, n, threads, codes, offsets, q, bits, self.sets, self.slots,
-                    repeated)
-        self.repeated = repeated
-        where = np.flatnonzero(repeated)  # each sequence's repeated slots, in its own range
+                    self.repeated)
+        where = np.flatnonzero(self.repeated)  # each sequence's repeated slots, in its range
         self.repeat_slots = self.slots[where]
         self.repeats = np.searchsorted(where, offsets).astype(np.int64)
         self.offsets, self.q, self.threads = offsets, q, threads
