@@ -82,17 +82,23 @@ def distance_qgrams(shortest, max_distance: float, cheapest_edit: float, q: int 
     return shortest - (q + 1) * edits - q + 1
 
 
+def least_columns(shortest, upper, cheapest_gap: float):
+    """K_min (docs/pruning.md, section 4): the fewest columns from the first to the last
+    aligned pair of a path costing at most `upper`, shortest - upper / cheapest_gap (the
+    letters of the shorter sequence outside them are in gap columns that are paid for),
+    at least 1."""
+    return np.maximum(1.0, shortest - upper / cheapest_gap * (1 + SLACK))
+
+
 def identity_qgrams(shortest, upper, identity: float, cheapest_gap: float, q: int = Q):
     """The fewest shared q-grams of a pair whose path has iddef 2 identity >= identity,
-    given `upper`, an upper bound on its cost: the path's aligned columns K are at least
-    shortest - upper / cheapest_gap (the rest are gap columns that are paid for) and hold
+    given `upper`, an upper bound on its cost: its K columns (at least least_columns) hold
     at most (1 - identity) K edits. -inf where there is no bound."""
     slack = (1 - identity * (1 - SLACK))
     per_column = 1 - (q + 1) * slack
     if not (per_column > 0 and cheapest_gap > 0):
         return -math.inf
-    k = np.maximum(1.0, shortest - upper / cheapest_gap * (1 + SLACK))
-    return k * per_column - q + 1
+    return least_columns(shortest, upper, cheapest_gap) * per_column - q + 1
 
 
 def identity_window(shortest, upper, identity: float, cheapest_gap: float, q: int = Q):
@@ -105,8 +111,8 @@ def identity_window(shortest, upper, identity: float, cheapest_gap: float, q: in
     density = (1 - q * (1 - t) / t) * (1 - SLACK)  # rounded down: the test only weakens
     if not (density > 0 and cheapest_gap > 0):
         return None
-    k = np.maximum(1.0, shortest - upper / cheapest_gap * (1 + SLACK))
-    letters = np.floor(t * k * (1 - SLACK))  # the least letters of each sequence's stretch
+    # the least letters of each sequence's stretch
+    letters = np.floor(t * least_columns(shortest, upper, cheapest_gap) * (1 - SLACK))
     return (letters - q + 1).astype(np.int64), density, -(1 - density) * (q - 1)
 
 

@@ -47,9 +47,9 @@ BACKEND = Backend(
     # band cell (`bench_upper.py --backend cpu --kernels 20000`; band 8 17.8 before its lane
     # loops vectorised, 6.5 before its last row and column were). The band of 4 first
     # certifies 98% of the pairs that C005's bands see at three quarters of the band of 8's
-    # time: C005 at the thresholds
-    # 2.15 -> 2.00 s, 2^11 community reads 18.2 -> 17.2-17.3 s (benchmarks/RESULTS.md); a
-    # wider band costs more than the full alignment it would spare
+    # time: C005 at the thresholds 2.15 -> 2.00 s, 2^11 community reads 18.2 -> 17.2-17.3 s
+    # (benchmarks/RESULTS.md); a wider band costs more than the full alignment it would
+    # spare
     band_cost={4: 7.2, 8: 5.4},
     band_lower={4: 24, 8: 24},
     # bands for the pairs sharing 0.7 of their q-gram positions: on C005's distinct reads

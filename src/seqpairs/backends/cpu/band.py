@@ -359,6 +359,18 @@ def _last_row(la, cols, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, 
             LI[_ln(LP, lane)] = pk if live else lp
 
 
+@njit(inline="always")
+def _a_letters(At, row, subst, a_row, S):
+    """A[row] of each lane into a_row, and its substitution costs against each letter
+    into S [letter * LANES + lane]."""
+    for k in range(LANES):
+        lane = np.uint64(k)
+        letter = At[row * LANES + k]
+        a_row[k] = letter
+        S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)], S[_ln(3, lane)] = (
+            subst[letter, 0], subst[letter, 1], subst[letter, 2], subst[letter, 3])
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
 def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower, edges,
                 lower_last, exact, cost, packed, upper):
@@ -366,9 +378,9 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
     cols, lb, At, Bt; Bt's row 0 none; the first len(exact) lanes written), in lockstep:
     rows 1 .. la - 1 through _band_row (the rows by parity in EF/EI and OF/OI), the last
     column's cells outside the band after each row (_last_column), then the last row
-    (_last_row), each cell through _cell; the same bits as gpu_kernels/band.cu. A cell outside the computed
-    set is _outside: the lower band's bound (edges and lower_last, _lower_group's, where
-    lower > width), else gap_bound per diagonal away."""
+    (_last_row), each cell through _cell; the same bits as gpu_kernels/band.cu. A cell
+    outside the computed set is _outside: the lower band's bound (edges and lower_last,
+    _lower_group's, where lower > width), else gap_bound per diagonal away."""
     n = len(exact)
     slots = 2 * width + 1
     EF, OF = np.empty((slots + 1) * FIELDS * LANES), np.empty((slots + 1) * FIELDS * LANES)
@@ -400,12 +412,9 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
         PF, PI = (EF, EI) if i & 1 else (OF, OI)
         CF, CI = (OF, OI) if i & 1 else (EF, EI)
         top = i + width
+        _a_letters(At, i - 1, subst, a_row, S)
         for k in range(LANES):
             lane = np.uint64(k)
-            letter = At[(i - 1) * LANES + k]
-            a_row[k] = letter
-            S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)], S[_ln(3, lane)] = (
-                subst[letter, 0], subst[letter, 1], subst[letter, 2], subst[letter, 3])
             # left of the band: column 0's cell or (i, i - width - 1), outside
             h, x, pk, m, u = (_border(gap, i, UP) if i - width - 1 == 0 else _outside(
                 edges[edge + k] * UNIT if with_lower else beside_band))
@@ -428,12 +437,7 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
         _last_column(i, width, lower, with_lower, gap_bound, lb, B_last, gap, hgap, a_row, S,
                      CF, CI, LF, LI, edges)
     # the last row, every column: its horizontal moves are free
-    for k in range(LANES):
-        lane = np.uint64(k)
-        letter = At[(la - 1) * LANES + k]
-        a_row[k] = letter
-        S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)], S[_ln(3, lane)] = (
-            subst[letter, 0], subst[letter, 1], subst[letter, 2], subst[letter, 3])
+    _a_letters(At, la - 1, subst, a_row, S)
     _last_row(la, cols, width, lower, with_lower, gap_bound, lb, Bt, gap, hgap, a_row, S, HF,
               HI, LF, LI, DF, DI, lower_last)
     for k in range(n):
