@@ -29,7 +29,9 @@ def test_recurrence_is_the_least_over_every_path(a, b, lam):
 
 def check(seqs, pairs, lams=(0.0, 10.0, 30.0)):
     """For every pair: the kernel at or below the reference by at most its rounding, and
-    below C* - lam g(P*), P* the full kernel's path (g = matches - t aligned)."""
+    below C* - lam g(P*), P* the full kernel's path (g = matches - t aligned); within the
+    band of the tightest upper bound, C* itself, at or above the whole matrix's and still
+    below C* - lam g(P*)."""
     codes, offsets = encode_all(seqs)
     pa, pb = np.array([p for p, _ in pairs]), np.array([q for _, q in pairs])
     cost, _, matches, aligned, _ = CPU.seqdist(codes, offsets, SEQDIST, 2)(pa, pb)
@@ -39,6 +41,9 @@ def check(seqs, pairs, lams=(0.0, 10.0, 30.0)):
         kernel = bound(pa, pb, lam, T)
         chosen = cost - lam * (matches - T * aligned)
         assert np.all(kernel <= chosen + 1e-9), lam
+        banded = bound(pa, pb, lam, T, cost)
+        assert np.all(banded <= chosen + 1e-9), lam
+        assert np.all(banded >= kernel), lam
         for k in range(min(len(pa), 40)):
             ref = reference_relaxed.relaxed(seqs[pa[k]], seqs[pb[k]], SEQDIST, lam, T)
             assert kernel[k] <= ref + 1e-9
@@ -64,6 +69,11 @@ def test_bound_below_the_chosen_path_on_adversarial_pairs(seed):
     for _ in range(60):
         root = "".join(rng.choice(list("ACGT"), int(rng.integers(1, 120))))
         seqs += [root, mutated(rng, root, float(rng.uniform(0.01, 0.3)))]
+    for _ in range(12):  # overhangs before or after (paid and free end gaps), and cut
+        root = "".join(rng.choice(list("ACGT"), int(rng.integers(40, 120))))
+        extra = "".join(rng.choice(list("ACGT"), int(rng.integers(1, 40))))
+        seqs += [root, extra + mutated(rng, root, 0.03), root, root + extra,
+                 root, root[len(extra):]]
     pairs = [(int(p), int(q)) for p, q in rng.integers(0, len(seqs), (relaxed.LANES + 1, 2))]
     pairs += [(k, k + 1) for k in range(6, len(seqs) - 1, 2)]
     check(seqs, pairs)

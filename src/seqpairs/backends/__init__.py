@@ -33,11 +33,12 @@ where each starts, as formats.fasta.SequenceSet holds them):
       seqdist_band's cells with every paid gap at its dearest cost; cheaper than the band.
       `upper_cost`: its widths, tried in turn (narrowest first), and their costs.
   seqdist_relaxed(codes, offsets, scheme: SeqDistScheme, threads) -> kernel (pa, pb, lam,
-      t) -> float64: per pair a lower bound on min over paths of cost' - lam g, g = (1 - t)
-      matches - t (mismatches + gap columns between the first and last aligned pair)
-      (docs/pruning.md, section 6): above an upper bound on the cost, the pair's iddef 2
+      t, upper) -> float64: per pair a lower bound on min over paths of cost' - lam g, g =
+      (1 - t) matches - t (mismatches + gap columns between the first and last aligned
+      pair), over the paths costing at most upper[k] (an upper bound on seqdist's cost;
+      None: all) (docs/pruning.md, section 6): above that upper bound, the pair's iddef 2
       identity is below t. None where the backend has none (the GPU); `relaxed_cost`: a
-      cell's cost against a seqdist cell.
+      cell's cost against a seqdist cell (its cells: within common.path_diagonals).
   `prune_least_cells`: the pruning's families (seqdist_band, seqdist_upper,
       seqdist_relaxed, qgram_shared) run only in runs of at least this many cells; smaller
       ones are aligned in full, where the kernels' first compilation would cost more than

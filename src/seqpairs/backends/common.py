@@ -44,6 +44,15 @@ def unpack(packed):
     return length, matches, seen * (last - first + 1), seen * (first - 1) + (1 - seen) * length
 
 
+def path_diagonals(upper, cheapest_gap: float):
+    """The farthest |j - i| (int64) that a cell (i, j) before the last row and column can
+    lie from the main diagonal on a path costing at most `upper` (docs/pruning.md, section
+    6): the full matrix's cost there is at least cheapest_gap |j - i| (section 2, scaled
+    down by 1 - 2^-40 for its rounding). Capped at MAX_LENGTH (an infinite upper)."""
+    most = np.floor(np.asarray(upper, dtype=np.float64) / cheapest_gap * (1 + 2.0**-38))
+    return np.minimum(most, MAX_LENGTH).astype(np.int64)
+
+
 # The banded kernels' lower band (docs/pruning.md, section 2) leaves, a row of A, the
 # cells the band reads beside it: left of the band, right of it and left of the last
 # column (gpu_kernels/band.cu's EDGES).

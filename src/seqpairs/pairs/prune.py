@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from ..backends.common import path_diagonals
+
 Q = 8  # q-gram length of the counting filter
 # Slack on the thresholds: the tests compare floating-point quotients, whose rounding
 # could pass a pair whose real quotient is a hair beyond the threshold.
@@ -242,12 +244,15 @@ class Pruner:
             return paid, False
         pairs = suspects[left]
         self.stats["relaxed"] += len(pairs)
-        bound = self.relaxed(i[pairs], j[pairs], RELAXED_LAM, self.identity * (1 - SLACK))
-        proved = bound > least[left] * (1 + SLACK)
+        upper = least[left]
+        bound = self.relaxed(i[pairs], j[pairs], RELAXED_LAM, self.identity * (1 - SLACK),
+                             upper)
+        proved = bound > upper * (1 + SLACK)
         fails[pairs[proved]] = True
-        cells = self.lengths[i[pairs]] * self.lengths[j[pairs]]
-        relax_paid = (spared + float(cells[proved].sum())
-                      > cost + self.relaxed_cost * float(cells.sum()))
+        la, lb = self.lengths[i[pairs]], self.lengths[j[pairs]]
+        band = 2 * path_diagonals(upper, self.cheapest_gap) + 1  # its cells a row at most
+        relax_paid = (spared + float((la * lb)[proved].sum())
+                      > cost + self.relaxed_cost * float((la * xp.minimum(lb, band)).sum()))
         if relax_paid and not any(paid.values()):
             paid[widths[0]] = True
         return paid, relax_paid
