@@ -249,6 +249,37 @@ def test_a_lower_band_certifies_reads_two_percent_apart():
             assert np.array_equal(got[exact], want[exact])
 
 
+def test_pairs_too_long_for_the_lower_bands_float32_sums_go_without_it():
+    """The CPU's lower band sums integers in float32, exact below 2^24: pairs whose
+    letters add up to more than 2^24 / the dearest weight (about 17,000 under SeqDist's
+    costs) run the band without it, and their certified values are still the full
+    kernel's."""
+    rng = np.random.default_rng(4)
+    root = "".join(rng.choice(list("ACGT"), 9000))
+    seqs = [root]
+    for edits in (2, 6, 12):
+        read = list(root)
+        for k in rng.choice(9000, edits, replace=False):
+            read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + rng.integers(3)) % 4]
+        seqs.append("".join(read))
+    short = list(root[:400])
+    for k in rng.choice(400, 8, replace=False):
+        short[k] = "ACGT"[("ACGT".index(short[k]) + 1 + rng.integers(3)) % 4]
+    seqs = sequence_set(seqs + [root[:400], "".join(short)])
+    pa, pb = np.array([0, 0, 0, 4], np.int64), np.array([1, 2, 3, 5], np.int64)
+    full = CPU.seqdist(seqs.codes, seqs.offsets, SEQDIST)(pa, pb)
+    band = CPU.seqdist_band(seqs.codes, seqs.offsets, SEQDIST)
+    with_lower, without = band(pa, pb, 8, 24), band(pa, pb, 8)
+    for got, want in zip(with_lower, without):
+        assert np.array_equal(got[:3], want[:3])  # the long pairs: no lower band
+    assert with_lower[0][3] and not without[0][3]  # the short pair: the lower band certifies
+    exact, cost, *counts, upper = with_lower
+    assert exact[0] and same(cost[exact], full[0][exact])
+    for got, want in zip(counts, full[1:]):
+        assert np.array_equal(got[exact], want[exact])
+    assert np.all(cost[~exact] <= full[0][~exact]) and np.all(upper >= full[0])
+
+
 def test_the_lower_band_pays_the_plain_gap_where_no_homopolymer_can_be_extended():
     """The lower band's gaps cost the plain gap where B[j-1] is neither A[i-1] nor B[j-2]
     (docs/pruning.md, section 2). Of a community's pairs kept by the identity test alone,

@@ -115,20 +115,27 @@ def _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, none):
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width, lower,
-                 edges, lower_last, low, lanes):
+                 edges, lower_last, low, lanes, Bf):
     """The lower band (docs/pruning.md, section 2) of a group's LANES pairs (_letters'
     la, cols, lb, At, Bt; Bt's row 0 none), in lockstep as _upper_group (every lane loop
-    branch-free): rows 1 .. la - 1 in integer units (lower_weights), slot s = j - i +
-    lower [s * LANES + lane], the rows in two buffers by parity, by increasing s. Writes
-    what _band_group reads of it, as gpu_kernels/band.cu's seqdist_lower: per row i,
-    [(i * EDGES + e) * LANES + lane] the cells (i, i - width - 1), (i, i + width + 1) and
-    (i, lb - 1), and row la - 1's slots [s * LANES + lane]. Scratch: low and lanes."""
+    branch-free): rows 1 .. la - 1 in integer units (lower_weights) held in float32
+    (exact_lower: every sum exact), slot s = j - i + lower [s * LANES + lane], the rows in
+    two buffers by parity, by increasing s. Writes what _band_group reads of it, as
+    gpu_kernels/band.cu's seqdist_lower: per row i, [(i * EDGES + e) * LANES + lane] the
+    cells (i, i - width - 1), (i, i + width + 1) and (i, lb - 1), and row la - 1's slots
+    [s * LANES + lane]. Scratch: low, lanes and Bf (float32, as the cells: LLVM then
+    runs 16 lanes at once)."""
     slots = 2 * lower + 1
-    a_row, s0, s1, s2, s3 = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4]
+    a_row, s0, s1, s2, s3, lbf = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4], lanes[5]
+    for j in range(cols + 1):
+        for k in range(LANES):
+            Bf[j * LANES + k] = Bt[j * LANES + k]
+    for k in range(LANES):
+        lbf[k] = lb[k]
     for t in range(slots):
         for k in range(LANES):
-            low[0, t * LANES + k] = plain_gap * max(t - lower, 0)
-    beyond = least_gap * (lower + 1)  # a cell just outside the lower band
+            low[0, t * LANES + k] = plain_gap * np.float32(max(t - lower, 0))
+    beyond = least_gap * np.float32(lower + 1)  # a cell just outside the lower band
     for i in range(1, la):
         above, row = low[(i - 1) & 1], low[i & 1]  # no lane loop writes where it reads
         for k in range(LANES):
@@ -136,29 +143,31 @@ def _lower_group(la, cols, lb, At, Bt, lower_subst, plain_gap, least_gap, width,
             s0[k], s1[k], s2[k], s3[k] = (lower_subst[letter, 0], lower_subst[letter, 1],
                                           lower_subst[letter, 2], lower_subst[letter, 3])
             a_row[k] = letter  # A[i - 1], for the gap test
-        first_left = plain_gap * i if i - lower - 1 == 0 else beyond  # (i, i - lower - 1)
+        # (i, i - lower - 1)
+        first_left = plain_gap * np.float32(i) if i - lower - 1 == 0 else beyond
         for t in range(slots):
             j = i + t - lower
             letters = np.uint64(min(max(j, 0), cols) * LANES)
             before = np.uint64(min(max(j - 1, 0), cols) * LANES)
             here, next_slot = np.uint64(t * LANES), np.uint64(min(t + 1, slots - 1) * LANES)
             prev_slot = np.uint64(max(t - 1, 0) * LANES)
-            up_outside = plain_gap * j if i == 1 else beyond
-            row_start = plain_gap * i
+            up_outside = plain_gap * np.float32(j) if i == 1 else beyond
+            row_start = plain_gap * np.float32(i)
+            column = np.float32(j)
             last_slot, first_slot = t == slots - 1, t == 0
             for k in range(LANES):
                 lane = np.uint64(k)
                 # every load unconditional, selects after (so that LLVM vectorises)
-                b, b_before, a = Bt[letters + lane], Bt[before + lane], a_row[lane]
+                b, b_before, a = Bf[letters + lane], Bf[before + lane], a_row[lane]
                 old, over, beside, lbk = (above[here + lane], above[next_slot + lane],
-                                          row[prev_slot + lane], lb[lane])
+                                          row[prev_slot + lane], lbf[lane])
                 sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
                 # a gap extends a homopolymer only if B[j-1] is A[i-1] or B[j-2]
                 gap = least_gap if (b == a) | (b == b_before) else plain_gap
                 over = up_outside if last_slot else over
                 beside = first_left if first_slot else beside
                 value = _least(_least(old + sub, over + gap), beside + gap)
-                within = (j > 0) & (j < lbk)
+                within = (column > np.float32(0)) & (column < lbk)
                 row[here + lane] = row_start if j == 0 else (value if within else old)
         for k in range(LANES):
             edge = i * EDGES * LANES + k
@@ -446,6 +455,15 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
         packed[k], upper[k] = LI[_ln(LP, lane)], LF[_ln(LU, lane)]
 
 
+@njit(inline="always")
+def exact_lower(la, cols, dearest):
+    """Whether the lower band's float32 sums are exact for A of la letters and B of at
+    most cols: each cell is at most the cost of a path to it, (la + cols) moves at most
+    `dearest` units each, and every sum adds one move more, all below 2^24 (under
+    SeqDist's costs: la + cols < 17,000; longer pairs go without a lower band)."""
+    return (la + cols + 1) * dearest < (1 << 24)
+
+
 @njit(nogil=True, cache=True)
 def _band_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, hgap,
                  gap_bound, width, lower, lower_subst, lower_gaps, exact, cost, packed, upper,
@@ -454,22 +472,25 @@ def _band_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, hg
     length, g from first_group to stop_group - 1, each group's lower band first
     (_lower_group) where lower > width (edges: every row's, read without one too)."""
     plain_gap, least_gap = lower_gaps
+    dearest = max(lower_subst.max(), plain_gap)
     slots = 2 * max(lower, 0) + 1
     At = np.empty(max_len * LANES, dtype=np.int64)
     Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
     lanes = np.empty((3, LANES), dtype=np.int64)
-    edges = np.empty(max_len * EDGES * LANES, dtype=np.int64)
-    lower_last = np.empty(slots * LANES, dtype=np.int64)
-    low = np.empty((2, slots * LANES), dtype=np.int64)
-    low_lanes = np.empty((5, LANES), dtype=np.int64)
+    edges = np.empty(max_len * EDGES * LANES, dtype=np.float32)
+    lower_last = np.empty(slots * LANES, dtype=np.float32)
+    low = np.empty((2, slots * LANES), dtype=np.float32)
+    low_lanes = np.empty((6, LANES), dtype=np.float32)
+    Bf = np.empty((max_len + 1) * LANES, dtype=np.float32)
     for g in range(first_group, stop_group):
         first, stop = starts[g], starts[g + 1]
         la, cols = _letters(codes, offsets, pa[first:stop], pb[first:stop], At, Bt, lanes[0],
                             lanes[1], lanes[2], -1)
-        if lower > width:
+        its_lower = lower if exact_lower(la, cols, dearest) else 0
+        if its_lower > width:
             _lower_group(la, cols, lanes[0], At, Bt, lower_subst, plain_gap, least_gap, width,
-                         lower, edges, lower_last, low, low_lanes)
-        _band_group(la, cols, lanes[0], At, Bt, subst, gap, hgap, gap_bound, width, lower,
+                         its_lower, edges, lower_last, low, low_lanes, Bf)
+        _band_group(la, cols, lanes[0], At, Bt, subst, gap, hgap, gap_bound, width, its_lower,
                     edges, lower_last, exact[first:stop], cost[first:stop], packed[first:stop],
                     upper[first:stop])
 
@@ -482,7 +503,8 @@ def aligner(codes, offsets, scheme, threads: int | None = None):
     band in lockstep), sorted by length."""
 
     lower_subst, lower_gaps = scheme.lower_weights
-    lower_subst = np.array(lower_subst, dtype=np.int64)
+    lower_subst = np.array(lower_subst, dtype=np.float32)
+    lower_gaps = np.array(lower_gaps, dtype=np.float32)
     lengths = np.diff(offsets)
 
     def align(pa, pb, width, lower=0):
