@@ -70,11 +70,19 @@ class QGramCounts:
         import cupy
 
         kernel = VARIANTS["qgram_densest"].function_handle()
-        least = cupy.ascontiguousarray(cupy.asarray(least), dtype=cupy.int64)
+        pa, pb, on_host = device_pairs(pa, pb)
+        # the pairs by B, so that a warp's threads read B's bitset together: the pruner's
+        # pairs (a batch's suspects) read scattered bitsets on both sides, 27 ns a pair on
+        # an H200 against 12.5 in this order (benchmarks/RESULTS.md)
+        order = cupy.argsort(pb)
+        least = cupy.ascontiguousarray(cupy.asarray(least)[order], dtype=cupy.int64)
 
         def arguments(start, stop, pa, pb, out):
             return kernel, (self.codes, self.offsets, pa, pb, least[start:stop],
                             np.int32(len(pa)), self.q, self.bits, np.float64(density),
                             self.sets, out)
 
-        return self._per_pair(pa, pb, np.float64(np.nan), "densest windows", arguments)
+        out = cupy.empty(len(pa), dtype=cupy.float64)
+        out[order] = self._per_pair(pa[order], pb[order], np.float64(np.nan),
+                                    "densest windows", arguments)
+        return out.get() if on_host else out
