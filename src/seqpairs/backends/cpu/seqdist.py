@@ -86,12 +86,14 @@ def cell(a, b, prev_b, move, diag_h, diag_p, left_h, left_p, up_h, up_p, subst_a
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
-         homopolymer_gap, counts):
+def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, lu,
+         gap, homopolymer_gap, counts):
     """Columns 1..width of one row of LANES pairs in lockstep: cell() written branch-free
     over the lanes (one AVX-512 instruction does 8). H, P: the row (cost, packed counts),
     [j * LANES + lane], holding the row above on entry; Bt: B's letters the same way (row 0
-    of it: no letter); dh/dp the cell up-left, lh/lp/lm the cell left (cost, counts, move).
+    of it: no letter); dh/dp the cell up-left, lh/lp the cell left (cost, counts) and
+    lm/lu whether its move is LEFT / UP (neither: DIAG; two flags make the homopolymer
+    rule three operations instead of eight: the kernel 4-7% faster).
     Indices are unsigned so that Numba adds no wraparound, which would stop LLVM from
     vectorising."""
     for j in range(1, width + 1):
@@ -101,14 +103,14 @@ def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, l
             lane = np.uint64(k)
             # every load is unconditional (selects after), so that LLVM if-converts
             b, before = Bt[o + lane], Bt[q + lane]
-            move, up_h, up_p = lm[lane], H[o + lane], P[o + lane]
+            after_left, after_up = lm[lane], lu[lane]
+            up_h, up_p = H[o + lane], P[o + lane]
             diag_p, left_h, left_p = dp[lane], lh[lane], lp[lane]
             cost_0, cost_1, cost_2, cost_3 = s0[lane], s1[lane], s2[lane], s3[lane]
             eq_a = b == a[lane]
             eq_prev = b == before
             # the homopolymer rule of cell(): UP -> eq_a, LEFT -> eq_prev, DIAG -> both
-            homopolymer = ((eq_a & (move != LEFT)) | (eq_prev & (move == LEFT))) & (
-                (move != DIAG) | eq_prev)
+            homopolymer = (eq_a | after_left) & (eq_prev | after_up)
             g = homopolymer_gap if homopolymer else gap
             low = cost_0 if b == 0 else cost_1
             high = cost_2 if b == 2 else cost_3
@@ -125,7 +127,7 @@ def _row(width, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, l
             dh[lane], dp[lane] = up_h, up_p
             H[o + lane], P[o + lane] = h, p
             lh[lane], lp[lane] = h, p
-            lm[lane] = LEFT if is_left else (DIAG if is_diag else UP)
+            lm[lane], lu[lane] = is_left, not (is_left | is_diag)
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -133,8 +135,9 @@ def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At
            lanes, counts):
     """LANES pairs (pa, pb; fewer repeat the last) through the recurrence in lockstep;
     their costs and counts into cost, packed. At, Bt, H, P and lanes are scratch."""
-    la, lb, a, inc_row, dp, lp, lm = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4], \
-        lanes[5], lanes[6]
+    la, lb, a, inc_row, dp, lp = lanes[0], lanes[1], lanes[2], lanes[3], lanes[4], lanes[5]
+    moves = lanes[6].view(np.bool_)  # the left cell's move: LEFT (lm), UP (lu), else DIAG
+    lm, lu = moves[:LANES], moves[LANES:2 * LANES]
     floats = lanes[7:].view(np.float64)  # the lanes' float64 rows
     s0, s1, s2, s3, gap_row, dh, lh = (floats[0], floats[1], floats[2], floats[3], floats[4],
                                        floats[5], floats[6])
@@ -168,10 +171,10 @@ def _group(codes, offsets, pa, pb, subst, gap, homopolymer_gap, cost, packed, At
             inc_row[k] = 0 if last_row else 1
             dh[k], dp[k] = H[k], P[k]
             lh[k], lp[k] = gap * i, START + i * LEN_ONE
-            lm[k] = UP  # column 0 holds UP moves
+            lm[k], lu[k] = False, True  # column 0 holds UP moves
             H[k], P[k] = lh[k], lp[k]
-        _row(cols, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, gap,
-             homopolymer_gap, counts)
+        _row(cols, H, P, Bt, a, s0, s1, s2, s3, lb, gap_row, inc_row, dh, dp, lh, lp, lm, lu,
+             gap, homopolymer_gap, counts)
         for k in range(min(n, LANES)):
             if i == la[k]:
                 cost[k], packed[k] = H[lb[k] * LANES + k], P[lb[k] * LANES + k]
