@@ -47,6 +47,14 @@ def mutate(rng, seq, rate, indel_rate=None):
     return "".join(out) or "A"
 
 
+def substituted(rng, seq, count):
+    """seq with `count` letters, at distinct positions, each changed to another letter."""
+    read = list(seq)
+    for k in rng.choice(len(seq), count, replace=False):
+        read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + rng.integers(3)) % 4]
+    return "".join(read)
+
+
 def homopolymers(rng, runs):
     return "".join("ACGT"[rng.integers(4)] * int(rng.integers(1, 9)) for _ in range(runs))
 
@@ -230,13 +238,7 @@ def test_a_lower_band_certifies_reads_two_percent_apart():
     for seed in range(3):
         rng = np.random.default_rng(seed)
         root = "".join(rng.choice(list("ACGT"), 400))
-        seqs = [root]
-        for _ in range(40):
-            read = list(root)
-            for k in rng.choice(400, 8, replace=False):
-                read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + rng.integers(3)) % 4]
-            seqs.append("".join(read))
-        seqs = sequence_set(seqs)
+        seqs = sequence_set([root] + [substituted(rng, root, 8) for _ in range(40)])
         pa = np.zeros(seqs.n - 1, np.int64)
         pb = np.arange(1, seqs.n, dtype=np.int64)
         full = CPU.seqdist(seqs.codes, seqs.offsets, SEQDIST)(pa, pb)
@@ -256,16 +258,8 @@ def test_pairs_too_long_for_the_lower_bands_float32_sums_go_without_it():
     kernel's."""
     rng = np.random.default_rng(4)
     root = "".join(rng.choice(list("ACGT"), 9000))
-    seqs = [root]
-    for edits in (2, 6, 12):
-        read = list(root)
-        for k in rng.choice(9000, edits, replace=False):
-            read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + rng.integers(3)) % 4]
-        seqs.append("".join(read))
-    short = list(root[:400])
-    for k in rng.choice(400, 8, replace=False):
-        short[k] = "ACGT"[("ACGT".index(short[k]) + 1 + rng.integers(3)) % 4]
-    seqs = sequence_set(seqs + [root[:400], "".join(short)])
+    seqs = sequence_set([root] + [substituted(rng, root, edits) for edits in (2, 6, 12)]
+                        + [root[:400], substituted(rng, root[:400], 8)])
     pa, pb = np.array([0, 0, 0, 4], np.int64), np.array([1, 2, 3, 5], np.int64)
     full = CPU.seqdist(seqs.codes, seqs.offsets, SEQDIST)(pa, pb)
     band = CPU.seqdist_band(seqs.codes, seqs.offsets, SEQDIST)

@@ -149,9 +149,8 @@ def bounder(codes, offsets, scheme, threads: int | None = None):
         out = np.empty(len(pa), np.float32)
         reward = np.where(np.eye(4, dtype=bool), 1 - t, -t)  # g's share of an aligned pair
         steps = np.floor(SCALE * (subst - lam * reward)).astype(np.float32)
-        diagonals = np.full(len(pa), MAX_LENGTH, np.int64)
-        if upper is not None:
-            diagonals = np.minimum(diagonals, path_diagonals(upper, scheme.cheapest_gap))
+        diagonals = (np.full(len(pa), MAX_LENGTH, np.int64) if upper is None
+                     else path_diagonals(upper, scheme.cheapest_gap))
         if len(pa):
             # groups of like bands, then like lengths
             order = np.lexsort((lengths[pb], lengths[pa], diagonals // BAND_STEP))
