@@ -1,14 +1,17 @@
 """All pairs on the CPU, side by side: seqpairs distance against vsearch and parasail.
 
-    python benchmarks/bench_cpu_peers.py [--fasta FILE] [--threads 2] [--runs 5]
-                                         [--workdir DIR]
+    python benchmarks/bench_cpu_peers.py [--fasta FILE | --community K] [--threads 2]
+                                         [--runs 5] [--commands NAME ...] [--workdir DIR]
 
 Input: the distinct reads of ../shared/data/C005_454.fa.gz (SEQPAIRS_DATA overrides the
-folder), made by `seqpairs ingest` as the workflow makes them (712 reads). Every command
-gets the same unique.fasta and the same threads, and is timed as a whole process (start-up
-included), in turns (each round runs every command once), so that a drift of the
-machine's speed touches all alike:
+folder), made by `seqpairs ingest` as the workflow makes them (712 reads); --community K:
+2^K reads of 400 bp of benchmarks/communities.py instead (where seqpairs' start-up is a
+smaller share). Every command gets the same unique.fasta and the same threads, and is
+timed as a whole process (start-up included), in turns (each round runs every command
+once), so that a drift of the machine's speed touches all alike:
 
+  start-up  the sparse command on the first two reads: Python, the imports, Numba's
+            first cache load and one kernel call, what any input costs before its pairs
   sparse    seqpairs distance --max-distance 0.1 --candidate-identity 0.97 --edges
             (the workflow's thresholds)
   dense     seqpairs distance --format seqdist (every pair's distance)
@@ -24,6 +27,7 @@ The script prints each command line, so that any pair can be timed again from ou
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -34,6 +38,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from communities import community, write_fasta  # noqa: E402
+
 DATA = Path(os.environ.get("SEQPAIRS_DATA", ROOT.parent / "shared" / "data"))
 # parasail with vsearch's default scores: match +2, mismatch -4, gap open 20 and extend 2
 # (parasail's open is the first gap column's whole cost: vsearch's open + extend)
@@ -71,6 +78,14 @@ def unique_reads(fasta: Path, work: Path) -> Path:
     return unique
 
 
+def first_reads(unique: Path, work: Path, count: int = 2) -> Path:
+    """The first `count` records of unique.fasta (one line of sequence each)."""
+    head = work / "head.fasta"
+    with unique.open() as fh:
+        head.write_text("".join(itertools.islice(fh, 2 * count)))
+    return head
+
+
 def cells(unique: Path) -> int:
     lengths = [len(line.strip()) for line in unique.read_text().splitlines()
                if not line.startswith(">")]
@@ -81,11 +96,12 @@ def cells(unique: Path) -> int:
 def commands(unique: Path, work: Path, threads: int) -> dict[str, list[str]]:
     seqpairs = [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(unique),
                 "--threads", str(threads)]
+    thresholds = ["--max-distance", "0.1", "--candidate-identity", "0.97"]
     script = work / "parasail_all_pairs.py"
     script.write_text(PARASAIL)
     return {
-        "sparse": [*seqpairs, "--max-distance", "0.1", "--candidate-identity", "0.97",
-                   "--edges", str(work / "edges.npz")],
+        "start-up": [*seqpairs, *thresholds, "--edges", str(work / "head.npz")],
+        "sparse": [*seqpairs, *thresholds, "--edges", str(work / "edges.npz")],
         "dense": [*seqpairs, "--format", "seqdist", "-o", str(work / "seqdist.txt")],
         "vsearch": ["vsearch", "--allpairs_global", str(unique), "--id", "0.97", "--threads",
                     str(threads), "--userout", str(work / "vsearch.tsv"), "--userfields",
@@ -103,8 +119,13 @@ def timed(command: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fasta", type=Path, default=DATA / "C005_454.fa.gz")
+    parser.add_argument("--community", type=int, metavar="K",
+                        help="2^K community reads of 400 bp instead of --fasta's")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--commands", nargs="+", metavar="NAME",
+                        help="these of start-up, sparse, dense, vsearch, parasail (default: "
+                        "all; vsearch always runs, the ratios' reference)")
     parser.add_argument("--workdir", type=Path, help="keep the files here (default: a temp dir)")
     args = parser.parse_args()
     if shutil.which("vsearch") is None:
@@ -112,9 +133,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        unique = unique_reads(args.fasta, work)
+        if args.community is None:
+            unique = unique_reads(args.fasta, work)
+        else:
+            unique = work / "unique.fasta"
+            write_fasta(unique, community(1 << args.community))
         total_cells = cells(unique)
         runs = commands(unique, work, args.threads)
+        runs["start-up"][runs["start-up"].index(str(unique))] = str(first_reads(unique, work))
+        if args.commands:
+            runs = {name: command for name, command in runs.items()
+                    if name in args.commands or name == "vsearch"}
         for name, command in runs.items():
             print(f"# {name}: {' '.join(command)}")
             timed(command)  # warm-up: Numba's cache, the page cache
@@ -129,8 +158,9 @@ def main() -> None:
         for name, times in seconds.items():
             ratio = statistics.median(a / b for a, b in zip(times, seconds["vsearch"]))
             median = statistics.median(times)
+            rate = "-" if name == "start-up" else f"{total_cells / median / 1e9:.2f}"
             print(f"{name:>10} {median:>9.2f} {min(times):>7.2f} {max(times):>7.2f} "
-                  f"{ratio:>10.2f} {total_cells / median / 1e9:>7.2f}")
+                  f"{ratio:>10.2f} {rate:>7}")
 
 
 if __name__ == "__main__":
