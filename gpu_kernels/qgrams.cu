@@ -3,25 +3,33 @@
 // whose q-gram is in the other's bitset, one thread per pair; exactly what
 // src/seqpairs/backends/cpu/qgrams.py computes.
 //
-// A block whose pairs all hold one sequence (a tile's row: the distance stage's pairs come
-// so) keeps that sequence's bitset in shared memory. The other sequence's positions are
+// A block whose pairs all hold one of two sequences (a tile's rows: the distance stage's
+// pairs come so) keeps those sequences' bitsets in shared memory. The other sequence's positions are
 // looked up there; the shared sequence's positions in the other's bitset are counted as
 // the other's first positions of each slot found there (the slots both hold) plus the
 // shared sequence's repeated slots looked up in global memory, so that a pair reads one
-// bitset from global memory only at repeats instead of at every position.
+// bitset from global memory only at repeats instead of at every position. There each
+// sequence's positions come as entries (slot | FIRST where the position is its slot's
+// first), four to a 16-byte load: a warp's threads read 32 sequences at once, and a byte
+// a letter made that the kernel's bottleneck (two loads a position, each touching 32
+// cache lines).
 typedef unsigned long long u64;
 
 #define GOLDEN 0x9E3779B97F4A7C15ull
 #define SHARED_WORDS 2048  // 32-bit words: a whole 8-gram bitset (2^16 bits)
+#define SLOT_MASK 0xFFFFu  // an entry's slot (bits <= 16: the bitsets that fit in shared memory)
+#define FIRST 0x10000u     // an entry's flag: its slot's first position in its sequence
 
 __device__ __forceinline__ u64 slot_of(u64 code, int q, int bits)
 {
     return 2 * q <= bits ? code : (code * GOLDEN) >> (64 - bits);
 }
 
-// first[k]: 1 where position k ends the first q-gram of its slot in its sequence
+// Each sequence's bitset and, where with_entries (bits <= 16), its positions' entries from
+// entry_at[s] on (a multiple of 4, backends/gpu/qgrams.py).
 extern "C" __global__ void qgram_bitsets(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-              int n, int q, int bits, u64* __restrict__ sets, unsigned char* __restrict__ first)
+              int n, int q, int bits, u64* __restrict__ sets, int with_entries,
+              const long long* __restrict__ entry_at, unsigned* __restrict__ entries)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n) return;
@@ -30,14 +38,14 @@ extern "C" __global__ void qgram_bitsets(const unsigned char* __restrict__ codes
     const u64 mask = (1ull << (2 * q)) - 1;
     u64 code = 0;
     const long long start = offsets[s], stop = offsets[s + 1];
+    unsigned* entry = with_entries ? entries + entry_at[s] : nullptr;
     for (long long k = start; k < stop; k++) {
         code = ((code << 2) | codes[k]) & mask;
         if (k - start >= q - 1) {
             const u64 slot = slot_of(code, q, bits), bit = 1ull << (slot & 63);
-            first[k] = (set[slot >> 6] & bit) == 0;
+            const bool first = (set[slot >> 6] & bit) == 0;
             set[slot >> 6] |= bit;
-        } else {
-            first[k] = 0;
+            if (entry) *entry++ = (unsigned)slot | (first ? FIRST : 0u);
         }
     }
 }
@@ -59,65 +67,94 @@ __device__ __forceinline__ int present(const unsigned char* __restrict__ codes, 
     return count;
 }
 
+// An entry of the other sequence against the shared bitset.
+__device__ __forceinline__ void tally(unsigned entry, const unsigned* __restrict__ common_set,
+                                      int& in_common, int& both)
+{
+    const unsigned slot = entry & SLOT_MASK;
+    const int hit = (common_set[slot >> 5] >> (slot & 31)) & 1u;
+    in_common += hit;
+    both += hit & (entry >> 16);
+}
+
+// A repeated entry of the shared sequence against the other's bitset.
+__device__ __forceinline__ int repeat_hit(unsigned entry, const u64* __restrict__ other_set)
+{
+    if (entry & FIRST) return 0;
+    const unsigned slot = entry & SLOT_MASK;
+    return (int)((__ldg(other_set + (slot >> 6)) >> (slot & 63)) & 1ull);
+}
+
 // The counts of a pair whose sequence `common` has its bitset in shared memory (header).
-__device__ __forceinline__ int with_shared_set(const unsigned char* __restrict__ codes,
-                                               const long long* __restrict__ offsets,
-                                               const unsigned char* __restrict__ first,
+__device__ __forceinline__ int with_shared_set(const long long* __restrict__ offsets,
+                                               const long long* __restrict__ entry_at,
+                                               const unsigned* __restrict__ entries,
                                                long long common, long long other, int q,
-                                               int bits, const unsigned* __restrict__ common_set,
+                                               const unsigned* __restrict__ common_set,
                                                const u64* __restrict__ other_set)
 {
-    const u64 mask = (1ull << (2 * q)) - 1;
     int in_common = 0, both = 0, repeats = 0;
-    u64 code = 0;
-    const long long os = offsets[other], oe = offsets[other + 1];
-    for (long long k = os; k < oe; k++) {
-        code = ((code << 2) | codes[k]) & mask;
-        if (k - os >= q - 1) {
-            const u64 slot = slot_of(code, q, bits);
-            const int hit = (common_set[slot >> 5] >> (slot & 31)) & 1u;
-            in_common += hit;
-            both += hit & first[k];
-        }
+    const unsigned* from = entries + entry_at[other];
+    const int positions = (int)(offsets[other + 1] - offsets[other]) - q + 1;
+    int p = 0;
+    for (; p + 4 <= positions; p += 4) {
+        const uint4 e = __ldg((const uint4*)(from + p));
+        tally(e.x, common_set, in_common, both);
+        tally(e.y, common_set, in_common, both);
+        tally(e.z, common_set, in_common, both);
+        tally(e.w, common_set, in_common, both);
     }
-    code = 0;
-    const long long cs = offsets[common], ce = offsets[common + 1];
-    for (long long k = cs; k < ce; k++) {
-        code = ((code << 2) | codes[k]) & mask;
-        if (k - cs >= q - 1 && !first[k]) {
-            const u64 slot = slot_of(code, q, bits);
-            repeats += (int)((__ldg(other_set + (slot >> 6)) >> (slot & 63)) & 1ull);
-        }
+    for (; p < positions; p++) tally(__ldg(from + p), common_set, in_common, both);
+    // the same sequence in every thread of the block: one load for all, no divergence
+    const unsigned* own = entries + entry_at[common];
+    const int own_positions = (int)(offsets[common + 1] - offsets[common]) - q + 1;
+    p = 0;
+    for (; p + 4 <= own_positions; p += 4) {
+        const uint4 e = __ldg((const uint4*)(own + p));
+        repeats += repeat_hit(e.x, other_set) + repeat_hit(e.y, other_set)
+                   + repeat_hit(e.z, other_set) + repeat_hit(e.w, other_set);
     }
+    for (; p < own_positions; p++) repeats += repeat_hit(__ldg(own + p), other_set);
     return min(in_common, both + repeats);
 }
 
 extern "C" __global__ void qgram_shared(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-             const unsigned char* __restrict__ first, const long long* __restrict__ pa,
+             int with_entries, const long long* __restrict__ entry_at,
+             const unsigned* __restrict__ entries, const long long* __restrict__ pa,
              const long long* __restrict__ pb, int n, int q, int bits,
              const u64* __restrict__ sets, int* __restrict__ out)
 {
-    __shared__ unsigned common_set[SHARED_WORDS];
+    __shared__ unsigned common_sets[2][SHARED_WORDS];
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const bool valid = k < n;
     const size_t words = ((size_t)1 << bits) / 64 > 0 ? ((size_t)1 << bits) / 64 : 1;
     const long long s = valid ? pa[k] : 0, t = valid ? pb[k] : 0;
-    // the block's first pair is valid: a sequence of it in every pair of the block?
+    // Every pair of the block holds one of two sequences, a side of its first pair and a
+    // side of its last? A tile's rows (500 pairs at the default tile size) put a row's end
+    // in about every other block (backends/gpu/qgrams.SHARED_BLOCK threads), whose pairs
+    // hold the two rows' sequences (on either side: a pair is (larger index, smaller)).
     const long long head = blockIdx.x * (long long)blockDim.x;
-    long long common = pa[head];
-    int everywhere = __syncthreads_and(!valid || s == common || t == common);
-    if (!everywhere) {
-        common = pb[head];
-        everywhere = __syncthreads_and(!valid || s == common || t == common);
+    const long long tail = min(head + (long long)blockDim.x, (long long)n) - 1;
+    long long c0 = 0, c1 = 0;
+    int everywhere = 0;
+    for (int side = 0; side < 4 && !everywhere; side++) {  // the same in every thread
+        c0 = (side & 1) ? pb[head] : pa[head];
+        c1 = (side & 2) ? pb[tail] : pa[tail];
+        everywhere = __syncthreads_and(!valid || s == c0 || t == c0 || s == c1 || t == c1);
     }
-    if (everywhere && 2 * words <= SHARED_WORDS) {
-        const unsigned* from = (const unsigned*)(sets + (size_t)common * words);
-        for (int w = threadIdx.x; w < 2 * (int)words; w += blockDim.x)
-            common_set[w] = from[w];
+    if (everywhere && with_entries) {
+        for (int c = 0; c < (c0 == c1 ? 1 : 2); c++) {
+            const unsigned* from = (const unsigned*)(sets + (size_t)(c ? c1 : c0) * words);
+            for (int w = threadIdx.x; w < 2 * (int)words; w += blockDim.x)
+                common_sets[c][w] = from[w];
+        }
         __syncthreads();
         if (valid) {
+            const bool holds_c0 = s == c0 || t == c0;
+            const long long common = holds_c0 ? c0 : c1;
             const long long other = s == common ? t : s;
-            out[k] = with_shared_set(codes, offsets, first, common, other, q, bits, common_set,
+            out[k] = with_shared_set(offsets, entry_at, entries, common, other, q,
+                                     common_sets[holds_c0 ? 0 : 1],
                                      sets + (size_t)other * words);
         }
         return;

@@ -94,12 +94,14 @@ def test_densest_windows_are_the_cpus(bits):
 @pytest.mark.parametrize("bits", [16, 12, 7])
 def test_qgram_counts_in_runs_of_one_sequence(bits):
     """Runs of pairs that hold one sequence, on either side, longer than a block (the
-    counts' kernel keeps its bitset in shared memory), between shuffled pairs (it does
-    not): the counts and the densest runs."""
+    counts' kernel keeps the bitsets of a block's one or two sequences in shared memory)
+    and shorter (three in a block), between shuffled pairs (none shared): the counts and
+    the densest runs."""
     rng = np.random.default_rng(bits)
     gpu_backend = backends.select("gpu")
     for seqs in sets():
-        runs = [(np.full(300, c), rng.integers(0, seqs.n, 300)) for c in range(seqs.n)]
+        runs = [(np.full(size, c), rng.integers(0, seqs.n, size))
+                for c in range(seqs.n) for size in (300, 50)]
         pa, pb = (np.concatenate(x) for x in zip(*runs))
         swap = rng.random(len(pa)) < 0.5
         pa, pb = np.where(swap, pb, pa), np.where(swap, pa, pb)
