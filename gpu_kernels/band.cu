@@ -379,31 +379,42 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
 }
 
 // seqdist_upper: an upper bound on the cost, the cheapest path through the same cells
-// with every paid gap at the dearer gap cost (backends/cpu/band.py: _upper_group).
+// with every paid gap at the dearer gap cost (backends/cpu/band.py: _upper_group), in
+// integer units of 1 / LOWER_UNITS (scoring/seqdist.py: upper_weights; UPPER_GAP and
+// UPPER_DEAR from the scheme, the substitutions an argument): exact int32 sums below
+// 2^29, a three-way minimum an instruction (Hopper's DPX), where doubles took a DADD and
+// a DSETP and two FSELs a minimum.
+#if !defined(UPPER_GAP) || !defined(UPPER_DEAR) || !defined(LOWER_UNITS)
+#error "UPPER_GAP, UPPER_DEAR and LOWER_UNITS (the scheme's upper_weights) must be defined"
+#endif
+#define UPPER_INF (1 << 30)  // outside the band: plus one weight, still above every path
+
+__device__ __forceinline__ int least3(int a, int b, int c) { return __vimin3_s32(a, b, c); }
+
 extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes,
                                          const long long* __restrict__ offsets,
                                          const long long* __restrict__ pa,
                                          const long long* __restrict__ pb, int n,
-                                         const double* __restrict__ subst,
+                                         const int* __restrict__ subst,
                                          double* __restrict__ out_upper)
 {
-    __shared__ double s_subst[16];
+    __shared__ int s_subst[16];
     if (threadIdx.x < 16) s_subst[threadIdx.x] = subst[threadIdx.x];
     __syncthreads();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const double dear = fmax((double)GAP, (double)HOMOPOLYMER_GAP);
+    const int dear = UPPER_DEAR;
     const auto [A, B, la, lb] = pair_at(codes, offsets, pa[k], pb[k]);
-    double band[SLOTS];
+    int band[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) {
         const int j = t - WIDTH;
-        band[t] = j >= 0 && j <= lb ? GAP * (double)j : INF;
+        band[t] = j >= 0 && j <= lb ? UPPER_GAP * j : UPPER_INF;
     }
-    double last_col = GAP * (double)lb;
+    int last_col = UPPER_GAP * lb;
     // Rows WIDTH + 2 .. lb - 1 - WIDTH hold only columns 2 .. lb - 1: their cells need no
-    // test (the neighbours outside the band are INF, the gaps paid), and B's letters of
-    // the band slide along in registers, one read a row.
+    // test (the neighbours outside the band are UPPER_INF, the gaps paid), and B's letters
+    // of the band slide along in registers, one read a row.
     const int fast_first = WIDTH + 2;
     int window[SLOTS];  // B[i - WIDTH - 1 + t] in a fast row: B[1 + t] in the first
 #pragma unroll
@@ -413,7 +424,7 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
     int next_a = A[0];
     int next_b = B[min(WIDTH, lb - 1)];
     for (int i = 1; i < la; i++) {
-        const double* subst_a = s_subst + 4 * next_a;
+        const int* subst_a = s_subst + 4 * next_a;
         const int b_in = next_b;  // B[i + WIDTH - 1] where a fast row reads it
         next_a = A[i];
         next_b = B[min(i + WIDTH, lb - 1)];
@@ -424,58 +435,51 @@ extern "C" __global__ void seqdist_upper(const unsigned char* __restrict__ codes
                 window[SLOTS - 1] = b_in;
             }
 #pragma unroll
-            for (int t = 0; t < SLOTS; t++) {  // the general row's sums, with dear * 1.0 = dear
-                const double up = t + 1 < SLOTS ? band[t + 1] : INF;
-                const double l = t > 0 ? band[t - 1] : INF;
-                band[t] = least(least(__dadd_rn(band[t], subst_a[window[t]]),
-                                      __dadd_rn(l, dear)),
-                                __dadd_rn(up, dear));
+            for (int t = 0; t < SLOTS; t++) {
+                const int up = t + 1 < SLOTS ? band[t + 1] : UPPER_INF;
+                const int l = t > 0 ? band[t - 1] : UPPER_INF;
+                band[t] = least3(band[t] + subst_a[window[t]], l + dear, up + dear);
             }
         } else {
             const int j_left = i - WIDTH - 1;
-            const double left = j_left == 0 ? GAP * (double)i : INF;
+            const int left = j_left == 0 ? UPPER_GAP * i : UPPER_INF;
 #pragma unroll
             for (int t = 0; t < SLOTS; t++) {
                 const int j = i + t - WIDTH;
                 if (j == 0) {
-                    band[t] = GAP * (double)i;
+                    band[t] = UPPER_GAP * i;
                 } else if (j > 0 && j <= lb) {
-                    const double up = t + 1 < SLOTS ? band[t + 1]
-                                      : (j == lb ? last_col : (i == 1 ? GAP * (double)j : INF));
-                    const double l = t > 0 ? band[t - 1] : left;
-                    const double gap_col = j == lb ? 0.0 : 1.0;
-                    band[t] = least(least(__dadd_rn(band[t], subst_a[B[j - 1]]),
-                                          __dadd_rn(l, dear)),
-                                    __dadd_rn(up, __dmul_rn(dear, gap_col)));
+                    const int up = t + 1 < SLOTS ? band[t + 1]
+                                   : (j == lb ? last_col : (i == 1 ? UPPER_GAP * j : UPPER_INF));
+                    const int l = t > 0 ? band[t - 1] : left;
+                    band[t] = least3(band[t] + subst_a[B[j - 1]], l + dear,
+                                     up + (j == lb ? 0 : dear));
                     if (j == lb) last_col = band[t];
                 }
             }
         }
         if (abs(lb - i) > WIDTH) {
-            const double l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
-                             : (lb - 1 == 0 ? GAP * (double)i : INF);
-            const double d = i == 1 ? GAP * (double)(lb - 1)
-                             : (lb - 1 == 0 ? GAP * (double)(i - 1) : INF);
-            last_col = least(least(__dadd_rn(d, subst_a[B[lb - 1]]), __dadd_rn(l, dear)),
-                             __dadd_rn(last_col, 0.0));
+            const int l = lb - 1 - i == WIDTH ? band[SLOTS - 1]
+                          : (lb - 1 == 0 ? UPPER_GAP * i : UPPER_INF);
+            const int d = i == 1 ? UPPER_GAP * (lb - 1)
+                          : (lb - 1 == 0 ? UPPER_GAP * (i - 1) : UPPER_INF);
+            last_col = least3(d + subst_a[B[lb - 1]], l + dear, last_col);
         }
     }
-    double prev[SLOTS];
+    int prev[SLOTS];
 #pragma unroll
     for (int t = 0; t < SLOTS; t++) prev[t] = band[t];
-    const double* subst_a = s_subst + 4 * A[la - 1];
-    double left = GAP * (double)la;
-    double up = la == 1 ? 0.0 : GAP * (double)(la - 1);  // (la - 1, 0)
+    const int* subst_a = s_subst + 4 * A[la - 1];
+    int left = UPPER_GAP * la;
+    int up = la == 1 ? 0 : UPPER_GAP * (la - 1);  // (la - 1, 0)
     for (int j = 1; j <= lb; j++) {
-        const double d = up;
+        const int d = up;
         const int o = j - (la - 1);
-        if (la == 1) up = GAP * (double)j;
+        if (la == 1) up = UPPER_GAP * j;
         else if (j == lb) up = last_col;
         else if (o >= -WIDTH && o <= WIDTH) up = prev[o + WIDTH];
-        else up = INF;
-        const double gap_col = j == lb ? 0.0 : 1.0;
-        left = least(least(__dadd_rn(d, subst_a[B[j - 1]]), __dadd_rn(left, 0.0)),
-                     __dadd_rn(up, __dmul_rn(dear, gap_col)));
+        else up = UPPER_INF;
+        left = least3(d + subst_a[B[j - 1]], left, up + (j == lb ? 0 : dear));
     }
-    out_upper[k] = left;
+    out_upper[k] = (double)left * (1.0 / LOWER_UNITS);  // exact: a power of two
 }

@@ -6,11 +6,15 @@ import math
 from dataclasses import dataclass
 
 from ..errors import UserError
+from ..limits import MAX_LENGTH
 from .alphabet import DNA
 from .scheme import Scheme, subst_rows
 
-# The lower band's units (SeqDistScheme.lower_weights).
+# The lower band's units (SeqDistScheme.lower_weights), also the upper bounds'
+# (upper_weights, scaled up by UPPER_GROW), whose sums stay below UPPER_LIMIT units (the
+# GPU's int32 cells, with room above for the cells outside the band).
 LOWER_UNITS, LOWER_SHRINK = 64, 1.0 - 2.0**-30
+UPPER_GROW, UPPER_LIMIT = 1.0 + 2.0**-30, 1 << 29
 
 # AmpliconNoise's Data/Tran.dat by letter pair (symmetric, 0 on the diagonal); the
 # spec's table is indexed A, C, T, G, the scheme's subst in the one encoding's order.
@@ -84,6 +88,24 @@ class SeqDistScheme(Scheme):
             return math.floor(cost * LOWER_SHRINK * LOWER_UNITS)
         return (tuple(tuple(units(c) for c in row) for row in self.subst),
                 (units(self.gap), units(self.cheapest_gap)))
+
+    @property
+    def upper_weights(self) -> tuple:
+        """The upper bounds' weights (backend.seqdist_upper, docs/pruning.md) in integer
+        units of 1 / LOWER_UNITS, each cost scaled up by UPPER_GROW and rounded up:
+        (substitutions as rows of subst, (the plain gap, the dearest gap)) whose sums are
+        exact and stay above the recurrence's, whatever its rounding. A path of
+        2 x limits.MAX_LENGTH moves of the dearest weight stays below UPPER_LIMIT units."""
+        def units(cost):
+            return math.ceil(cost * UPPER_GROW * LOWER_UNITS)
+        weights = (tuple(tuple(units(c) for c in row) for row in self.subst),
+                   (units(self.gap), units(self.dearest_gap)))
+        dearest = max(max(max(row) for row in weights[0]), *weights[1])
+        if dearest * 2 * MAX_LENGTH >= UPPER_LIMIT:
+            raise UserError(f"{self.describe()}: costs above "
+                            f"{UPPER_LIMIT / (2 * MAX_LENGTH * LOWER_UNITS):.0f} are more than "
+                            "exact pruning's upper bounds hold")
+        return weights
 
     @property
     def cheapest_edit(self) -> float:

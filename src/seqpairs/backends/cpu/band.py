@@ -685,8 +685,11 @@ def lane_groups(la: np.ndarray) -> np.ndarray:
 
 def upper(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist_upper kernel: (pa, pb, width) -> upper (float64), an upper
-    bound on each pair's cost. Pairs go through it LANES at a time, sorted by length."""
-    subst, lengths = scheme.matrix(), np.diff(offsets)
+    bound on each pair's cost. Pairs go through it LANES at a time, sorted by length, in
+    the integer units of the scheme's upper_weights (exact in float64: the GPU's int32
+    sums, bit for bit)."""
+    subst_units, (gap, dear) = scheme.upper_weights
+    subst, lengths = np.array(subst_units, dtype=np.float64), np.diff(offsets)
 
     def bound(pa, pb, width):
         pa = np.ascontiguousarray(pa, dtype=np.int64)
@@ -697,9 +700,9 @@ def upper(codes, offsets, scheme, threads: int | None = None):
             sorted_upper = np.empty(len(pa))
             starts = lane_groups(lengths[pa[order]])
             in_parallel(_upper_groups, len(starts) - 1, threads, codes, offsets, pa[order],
-                        pb[order], subst, scheme.gap, scheme.dearest_gap, width, sorted_upper,
+                        pb[order], subst, float(gap), float(dear), width, sorted_upper,
                         starts, check_lengths(offsets))
-            upper[order] = sorted_upper
+            upper[order] = sorted_upper * UNIT
         return upper
 
     return bound

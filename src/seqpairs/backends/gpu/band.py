@@ -100,7 +100,7 @@ def upper(codes, offsets, scheme, threads=None):
 
     check_lengths(offsets)
     d_codes, d_offsets = cupy.asarray(codes), cupy.asarray(offsets)
-    d_subst = cupy.asarray(scheme.matrix().ravel())
+    d_subst = cupy.asarray(np.array(scheme.upper_weights[0], dtype=np.int32).ravel())
     defines = seqdist_defines(scheme)
 
     def bound(pa, pb, width):

@@ -58,14 +58,17 @@ class Variant:
 
 def seqdist_defines(seqdist_scheme) -> dict:
     """The gap costs of a SeqDistScheme as seqdist.cu's and band.cu's defines (repr: the
-    exact double), with the banded kernel's lower bound per gap and its lower band's
-    weights (the scheme's lower_weights: its gaps, and what makes its substitutions)."""
+    exact double), with the banded kernel's lower bound per gap, its lower band's weights
+    (the scheme's lower_weights: its gaps, and what makes its substitutions) and the upper
+    bounds' gaps (upper_weights)."""
     plain_gap, least_gap = seqdist_scheme.lower_weights[1]
+    upper_gap, upper_dear = seqdist_scheme.upper_weights[1]
     return {"gap": repr(seqdist_scheme.gap),
             "homopolymer_gap": repr(seqdist_scheme.homopolymer_gap),
             "cheapest_gap_shrunk": repr(seqdist_scheme.cheapest_gap_shrunk),
             "lower_plain_gap": plain_gap, "lower_least_gap": least_gap,
-            "lower_shrink": repr(LOWER_SHRINK), "lower_units": LOWER_UNITS}
+            "lower_shrink": repr(LOWER_SHRINK), "lower_units": LOWER_UNITS,
+            "upper_gap": upper_gap, "upper_dear": upper_dear}
 
 
 # Strips and register caps: the best measured on an H100 (benchmarks/RESULTS.md).
