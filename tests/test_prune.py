@@ -178,7 +178,24 @@ def test_upper_kernel_is_its_definition(scheme):
     for width in (0, 1, 3, 8, 12):
         want = [plain_upper(codes[x], codes[y], subst, gap, dear, width) / LOWER_UNITS
                 for x, y in zip(pa, pb)]
-        assert same(upper(pa, pb, width), np.array(want)), width
+        assert same(upper(pa, pb, width), np.array(want)), width  # float32 sums
+        assert same(upper(pa, pb, width, dtype=np.float64), np.array(want)), width
+
+
+def test_upper_sums_beyond_float32_go_in_float64():
+    """Pairs whose unit sums can pass 2^24 (band.exact_lower) get their upper bounds in
+    float64: 3,000 letters a side at costs of 200 (12,801 units) reach 7.7e7 units, where
+    float32 rounds to multiples of 8."""
+    rng = np.random.default_rng(13)
+    big = SeqDistScheme("ACGT", tuple(tuple(0.0 if a == b else 200.0 for b in range(4))
+                                      for a in range(4)), gap=200.0, homopolymer_gap=100.0)
+    seqs = sequence_set(["".join(rng.choice(list("ACGT"), 3000)) for _ in range(3)])
+    pa, pb = all_pairs(seqs.n)
+    upper = CPU.seqdist_upper(seqs.codes, seqs.offsets, big)
+    cost = CPU.seqdist(seqs.codes, seqs.offsets, big)(pa, pb)[0]
+    bound = upper(pa, pb, 4)
+    assert same(bound, upper(pa, pb, 4, dtype=np.float64)) and np.all(bound >= cost)
+    assert not same(bound, upper(pa, pb, 4, dtype=np.float32))  # float32 would round
 
 
 def test_upper_lanes_do_not_depend_on_their_group():

@@ -457,10 +457,11 @@ def _band_group(la, cols, lb, At, Bt, subst, gap, hgap, gap_bound, width, lower,
 
 @njit(inline="always")
 def exact_lower(la, cols, dearest):
-    """Whether the lower band's float32 sums are exact for A of la letters and B of at
-    most cols: each cell is at most the cost of a path to it, (la + cols) moves at most
-    `dearest` units each, and every sum adds one move more, all below 2^24 (under
-    SeqDist's costs: la + cols < 17,000; longer pairs go without a lower band)."""
+    """Whether float32 sums of integer units (the lower band's, the upper bounds') are
+    exact for A of la letters and B of at most cols: each cell is at most the cost of a
+    path to it, (la + cols) moves at most `dearest` units each, and every sum adds one
+    move more, all below 2^24 (under SeqDist's costs: la + cols < 17,000; longer pairs go
+    without a lower band, and their upper bounds in float64)."""
     return (la + cols + 1) * dearest < (1 << 24)
 
 
@@ -545,14 +546,16 @@ def _least(a, b):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, even, odd,
-                 lanes):
+def _upper_group(codes, offsets, pa, pb, subst, gaps, numbers, dear, inf, width, out, At, Bt,
+                 Bv, even, odd, lanes, costs):
     """seqdist_upper of LANES pairs (pa, pb; fewer repeat the last) that share A's length
     la, in lockstep (backends/cpu/seqdist._row's way: every lane loop branch-free, so
     that LLVM vectorises it): an upper bound on the SeqDist cost, the cheapest path through
     the band |j - i| <= width, the last row and the last column with every paid gap at
     `dear`, the minimum of the same three sums as the cell-by-cell definition
-    (tests/test_prune.py: plain_upper), so the same bits.
+    (tests/test_prune.py: plain_upper), so the same bits. Every value is of subst's dtype
+    (float32 or float64, holding integer units: upper): gaps[n] the cost of n gaps of
+    the plain gap (row and column 0), `inf` outside the band.
 
     A row's band is held by diagonal, slot t for j = i + t - width (t = 0 .. 2 width),
     [t * LANES + lane], in `even` or `odd` by the row's parity (so that no lane loop
@@ -560,42 +563,47 @@ def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, e
     letters [i * LANES + lane] (Bt's row 0: none). A slot whose column is beyond B keeps
     its value, which nothing inside B reads; `last` is the last column's cell (i, lb),
     computed in the band or, outside it, from the two neighbours that can be finite.
-    Scratch: At, Bt, even, odd and lanes."""
+    Scratch: At, Bt, even, odd, lanes and costs."""
     n = len(pa)
     slots = 2 * width + 1
     lb, sa, sb = lanes[0], lanes[1], lanes[2]
-    floats = lanes[3:].view(np.float64)
-    s0, s1, s2, s3, last, left, up = (floats[0], floats[1], floats[2], floats[3],
-                                      floats[4], floats[5], floats[6])
+    s0, s1, s2, s3, last, left, up, lbv = (costs[0], costs[1], costs[2], costs[3], costs[4],
+                                           costs[5], costs[6], costs[7])
     la, cols = _letters(codes, offsets, pa, pb, At, Bt, lb, sa, sb, 0)
+    for j in range(cols + 1):  # B's letters and lengths as values too: the rows' lane
+        for k in range(LANES):  # loops then hold one width of vector
+            Bv[j * LANES + k] = Bt[j * LANES + k]
+    for k in range(LANES):
+        lbv[k] = lb[k]
     for t in range(slots):
         for k in range(LANES):
             j = t - width
-            even[t * LANES + k] = gap * j if 0 <= j <= lb[k] else INF
+            even[t * LANES + k] = gaps[max(j, 0)] if 0 <= j <= lb[k] else inf
     for k in range(LANES):
-        last[k] = gap * lb[k]
+        last[k] = gaps[lb[k]]
     for i in range(1, la):
         for k in range(LANES):
             letter = At[(i - 1) * LANES + k]
             s0[k], s1[k], s2[k], s3[k] = (subst[letter, 0], subst[letter, 1],
                                           subst[letter, 2], subst[letter, 3])
-            left[k] = gap * i if i - width - 1 == 0 else INF  # (i, i - width - 1)
+            left[k] = gaps[i] if i - width - 1 == 0 else inf  # (i, i - width - 1)
             top = i + width  # (i - 1, i + width), above the band's last cell
-            up[k] = last[k] if top == lb[k] else (gap * top if i == 1 else INF)
+            up[k] = last[k] if top == lb[k] else (gaps[top] if i == 1 else inf)
         if i & 1:
-            _upper_row(i, width, cols, gap, dear, Bt, even, odd, lb, s0, s1, s2, s3, left,
-                       up, last)
+            _upper_row(i, width, cols, gaps, numbers, dear, inf, Bv, even, odd, lb, lbv, s0,
+                       s1, s2, s3, left, up, last)
         else:
-            _upper_row(i, width, cols, gap, dear, Bt, odd, even, lb, s0, s1, s2, s3, left,
-                       up, last)
+            _upper_row(i, width, cols, gaps, numbers, dear, inf, Bv, odd, even, lb, lbv, s0,
+                       s1, s2, s3, left, up, last)
     # the last row, every column: its horizontal moves are free
     band = odd if (la - 1) & 1 else even
+    free = gaps[0]  # no cost, of the values' dtype
     for k in range(LANES):
         letter = At[(la - 1) * LANES + k]
         s0[k], s1[k], s2[k], s3[k] = (subst[letter, 0], subst[letter, 1],
                                       subst[letter, 2], subst[letter, 3])
-        left[k] = gap * la
-        up[k] = 0.0 if la == 1 else gap * (la - 1)  # (la - 1, 0)
+        left[k] = gaps[la]
+        up[k] = free if la == 1 else gaps[la - 1]  # (la - 1, 0)
     for j in range(1, cols + 1):
         o = j - (la - 1)
         inside = -width <= o <= width
@@ -606,11 +614,11 @@ def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, e
             b = Bt[np.uint64(j * LANES) + lane]
             sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
             cell, end, diag, beside = band[slot + lane], last[lane], up[lane], left[lane]
-            cell = cell if inside else INF
-            cell = gap * j if la == 1 else (end if j == lbk else cell)
+            cell = cell if inside else inf
+            cell = gaps[j] if la == 1 else (end if j == lbk else cell)
             at_end = j == lbk
-            value = _least(_least(diag + sub, beside + dear * 0.0),
-                           cell + dear * (0.0 if at_end else 1.0))
+            value = _least(_least(diag + sub, beside + free),
+                           cell + (free if at_end else dear))
             within = j <= lbk
             left[lane] = value if within else beside
             up[lane] = cell if within else diag
@@ -619,31 +627,33 @@ def _upper_group(codes, offsets, pa, pb, subst, gap, dear, width, out, At, Bt, e
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _upper_row(i, width, cols, gap, dear, Bt, above, band, lb, s0, s1, s2, s3, left, up,
-               last):
+def _upper_row(i, width, cols, gaps, numbers, dear, inf, Bv, above, band, lb, lbv, s0, s1,
+               s2, s3, left, up, last):
     """Row i (1 .. la - 1) of _upper_group's band into `band` from the row `above`, every
     lane; `left` holds the cell left of the band on entry, then of each slot in turn, `up`
     the cell above the band's last one."""
+    free = gaps[0]
     for t in range(2 * width + 1):
         j = i + t - width
         letters = np.uint64(min(max(j, 0), cols) * LANES)
         here, next_slot = np.uint64(t * LANES), np.uint64(min(t + 1, 2 * width) * LANES)
         last_slot = t == 2 * width
+        column, positive = numbers[max(j, 0)], j > 0  # j as a value, for the lanes' tests
         for k in range(LANES):
             lane = np.uint64(k)
-            lbk = lb[lane]
-            b = Bt[letters + lane]
+            lbk = lbv[lane]
+            b = Bv[letters + lane]
             sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
             diag = above[here + lane]
-            at_end = j == lbk
             # every load is unconditional (selects after), so that LLVM if-converts
             beside, over, corner, before = (left[lane], above[next_slot + lane], up[lane],
                                             last[lane])
             over = corner if last_slot else over
+            at_end = column == lbk
             value = _least(_least(diag + sub, beside + dear),
-                           over + dear * (0.0 if at_end else 1.0))
-            within = (j > 0) & (j <= lbk)
-            cell = gap * i if j == 0 else (value if within else diag)
+                           over + (free if at_end else dear))
+            within = positive & (column <= lbk)
+            cell = gaps[i] if j == 0 else (value if within else diag)
             band[here + lane] = cell
             left[lane] = cell
             last[lane] = value if at_end else before
@@ -651,29 +661,32 @@ def _upper_row(i, width, cols, gap, dear, Bt, above, band, lb, s0, s1, s2, s3, l
     for k in range(LANES):  # the last column outside the band: (i, lb)
         lane = np.uint64(k)
         lbk = lb[lane]
-        b = Bt[np.uint64(lbk * LANES) + lane]
+        b = Bv[np.uint64(lbk * LANES) + lane]
         sub = _substitution(b, s0[lane], s1[lane], s2[lane], s3[lane])
         edge, before = band[end + lane], last[lane]
-        beside = edge if lbk - 1 - i == width else (gap * i if lbk == 1 else INF)
-        diag = gap * (lbk - 1) if i == 1 else (gap * (i - 1) if lbk == 1 else INF)
-        value = _least(_least(diag + sub, beside + dear), before + dear * 0.0)
+        beside = edge if lbk - 1 - i == width else (gaps[i] if lbk == 1 else inf)
+        diag = gaps[max(lbk - 1, 0)] if i == 1 else (gaps[i - 1] if lbk == 1 else inf)
+        value = _least(_least(diag + sub, beside + dear), before + free)
         last[lane] = value if (lbk - i > width) | (i - lbk > width) else before
 
 
 @njit(nogil=True, cache=True)
-def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, dear, width,
-                  out, starts, max_len):
+def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gaps, dear, inf,
+                  width, out, starts, max_len):
     """_upper_group over the groups pa[starts[g]:starts[g + 1]], g from first_group to
     stop_group - 1."""
     At = np.empty(max_len * LANES, dtype=np.int64)
     Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
-    even = np.empty((2 * width + 1) * LANES, dtype=np.float64)
-    odd = np.empty((2 * width + 1) * LANES, dtype=np.float64)
-    lanes = np.empty((10, LANES), dtype=np.int64)
+    even = np.empty((2 * width + 1) * LANES, dtype=subst.dtype)
+    odd = np.empty((2 * width + 1) * LANES, dtype=subst.dtype)
+    lanes = np.empty((3, LANES), dtype=np.int64)
+    Bv = np.empty((max_len + 1) * LANES, dtype=subst.dtype)
+    costs = np.empty((8, LANES), dtype=subst.dtype)
+    numbers = np.arange(max_len + 1).astype(subst.dtype)
     for g in range(first_group, stop_group):
         first, stop = starts[g], starts[g + 1]
-        _upper_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gap, dear, width,
-                     out[first:stop], At, Bt, even, odd, lanes)
+        _upper_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gaps, numbers,
+                     dear, inf, width, out[first:stop], At, Bt, Bv, even, odd, lanes, costs)
 
 
 def lane_groups(la: np.ndarray) -> np.ndarray:
@@ -686,22 +699,29 @@ def lane_groups(la: np.ndarray) -> np.ndarray:
 def upper(codes, offsets, scheme, threads: int | None = None):
     """The contract's seqdist_upper kernel: (pa, pb, width) -> upper (float64), an upper
     bound on each pair's cost. Pairs go through it LANES at a time, sorted by length, in
-    the integer units of the scheme's upper_weights (exact in float64: the GPU's int32
-    sums, bit for bit)."""
+    the integer units of the scheme's upper_weights: in float32 where its sums are exact
+    (exact_lower; 16 lanes to an AVX-512 register), else in float64 (`dtype` chooses in
+    tests); the same integers as the GPU's int32 sums."""
     subst_units, (gap, dear) = scheme.upper_weights
-    subst, lengths = np.array(subst_units, dtype=np.float64), np.diff(offsets)
+    dearest = max(max(max(row) for row in subst_units), dear)
+    lengths, max_len = np.diff(offsets), check_lengths(offsets)
 
-    def bound(pa, pb, width):
+    def bound(pa, pb, width, dtype=None):
         pa = np.ascontiguousarray(pa, dtype=np.int64)
         pb = np.ascontiguousarray(pb, dtype=np.int64)
         upper = np.empty(len(pa))
         if len(pa):
+            if dtype is None:
+                exact = exact_lower(int(lengths[pa].max()), int(lengths[pb].max()), dearest)
+                dtype = np.float32 if exact else np.float64
             order = np.lexsort((lengths[pb], lengths[pa]))
             sorted_upper = np.empty(len(pa))
             starts = lane_groups(lengths[pa[order]])
+            # gaps[n]: n plain gaps (row and column 0), to the band's reach past an end
+            gaps = (np.arange(max_len + width + 2) * gap).astype(dtype)
             in_parallel(_upper_groups, len(starts) - 1, threads, codes, offsets, pa[order],
-                        pb[order], subst, float(gap), float(dear), width, sorted_upper,
-                        starts, check_lengths(offsets))
+                        pb[order], np.array(subst_units, dtype=dtype), gaps, dtype(dear),
+                        dtype(np.inf), width, sorted_upper, starts, max_len)
             upper[order] = sorted_upper * UNIT
         return upper
 
