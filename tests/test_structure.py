@@ -76,7 +76,7 @@ def test_the_seqdist_kernel_has_no_copy_of_the_costs():
     assert kernels.seqdist_defines(scoring.get("seqdist")) == {
         "gap": "15.0", "homopolymer_gap": "4.0", "cheapest_gap_shrunk": "3.999999999996362",
         "lower_plain_gap": 959, "lower_least_gap": 255, "lower_shrink": "0.9999999990686774",
-        "lower_units": 64}
+        "lower_units": 64, "upper_gap": 961, "upper_dear": 961}
     for module in (SRC / "backends" / "cpu" / "seqdist.py", SRC / "backends" / "cpu" /
                    "trace_seqdist.py"):
         assert "15.0" not in module.read_text() and "11.619259" not in module.read_text()
