@@ -570,6 +570,25 @@ def test_a_band_proving_nothing_does_not_run_for_the_relaxed_recurrence():
     assert 0 < stats["upper 8"] <= sample < stats["relaxed"] <= stats["upper 2"]
 
 
+def test_relaxed_recurrence_drops_pairs_the_bands_leave(monkeypatch):
+    """Pairs that a band did not certify and whose lower bound fails the distance test go
+    through the relaxed recurrence, above the band's upper bound, before a wider band or
+    the full kernel: it proves some below the identity threshold, and the pairs kept stay
+    exact."""
+    proved = []
+    relaxed_fails = prune.Pruner._relaxed_fails
+
+    def recorded(self, i, j, pairs, upper, stat="relaxed"):
+        fails = relaxed_fails(self, i, j, pairs, upper, stat)
+        proved.append((stat, int(fails.sum())))
+        return fails
+
+    monkeypatch.setattr(prune.Pruner, "_relaxed_fails", recorded)
+    stats = check_pruner(sequence_set(community(5, 8, 8, 300, 0.05)), SEQDIST, 0.1, 0.97, 2)
+    assert stats["relaxed after bands"] > 0
+    assert sum(n for stat, n in proved if stat == "relaxed after bands") > 0
+
+
 @pytest.mark.parametrize("share", [0.0, 0.8, 2.0])
 def test_bands_run_on_the_pairs_likely_to_certify(share):
     """Bands only for the pairs left that share at least backend.band_shared of the shorter

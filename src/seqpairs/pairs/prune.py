@@ -12,7 +12,8 @@ neither test needs every pair's alignment:
 2. banded alignments with a certificate (backend.seqdist_band), band after band
    (backend.band_cost: the widths, narrowest first, and what a band cell costs): a
    certified pair has the full matrix's cost and counts bit for bit; an uncertified one
-   still gives bounds on its cost, which drop it when they prove it fails both tests;
+   still gives bounds on its cost, which drop it when they prove it fails both tests
+   (with the relaxed recurrence above the band's upper bound for the identity test);
 3. what is left is aligned in full (backend.seqdist; or by the caller, Pruner.settle,
    which may screen first).
 
@@ -152,7 +153,7 @@ class Pruner:
         self.stats = {"pairs": 0, "qgrams": 0, "full": 0}
         self.stats.update({f"upper {w}": 0 for w in self.upper_cost})
         if self.relaxed is not None:
-            self.stats["relaxed"] = 0
+            self.stats["relaxed"] = self.stats["relaxed after bands"] = 0
         self.stats.update({f"band {w}": 0 for w in self.band_cost})
         self.stats.update({f"certified {w}": 0 for w in self.band_cost})
 
@@ -207,7 +208,24 @@ class Pruner:
         pairs = pending[both]
         fails[both] = self._identity_fails(i[pairs], j[pairs], shared[pairs], shortest[pairs],
                                            upper[both])
+        if self.relaxed is not None and self.bound_identity:
+            # the rest would go to a wider band or the full kernel, either dearer a pair
+            # than the relaxed recurrence (relaxed_cost), which proves most of them: 2^11
+            # community reads, 27,285 of the 36,004 not kept that reached the full kernel
+            left = both[~fails[both]]
+            fails[left] = self._relaxed_fails(i, j, pending[left], upper[left],
+                                              "relaxed after bands")
         return pending[~fails]
+
+    def _relaxed_fails(self, i, j, pairs, upper, stat="relaxed"):
+        """Whether the relaxed recurrence proves each of `pairs` below candidate_identity,
+        given an upper bound on its cost (docs/pruning.md, section 6); counted in `stat`."""
+        self.stats[stat] += len(pairs)
+        if len(pairs) == 0:
+            return self.xp.zeros(0, dtype=bool)
+        bound = self.relaxed(i[pairs], j[pairs], RELAXED_LAM, self.identity * (1 - SLACK),
+                             upper)
+        return bound > upper * (1 + SLACK)
 
     def _upper_fails(self, i, j, suspects, widths, relax, shared, shortest, fails):
         """Marks in `fails` the suspects (pairs that fail the distance test) whose upper
@@ -243,11 +261,8 @@ class Pruner:
         if not (relax and self.relaxed is not None and len(left)):
             return paid, False
         pairs = suspects[left]
-        self.stats["relaxed"] += len(pairs)
         upper = least[left]
-        bound = self.relaxed(i[pairs], j[pairs], RELAXED_LAM, self.identity * (1 - SLACK),
-                             upper)
-        proved = bound > upper * (1 + SLACK)
+        proved = self._relaxed_fails(i, j, pairs, upper)
         fails[pairs[proved]] = True
         la, lb = self.lengths[i[pairs]], self.lengths[j[pairs]]
         band = 2 * path_diagonals(upper, self.cheapest_gap) + 1  # its cells a row at most
