@@ -94,15 +94,18 @@ def cells(unique: Path) -> int:
 
 
 def commands(unique: Path, work: Path, threads: int) -> dict[str, list[str]]:
-    seqpairs = [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(unique),
+    def seqpairs(fasta):
+        return [sys.executable, "-m", "seqpairs", "-q", "distance", "-i", str(fasta),
                 "--threads", str(threads)]
+
     thresholds = ["--max-distance", "0.1", "--candidate-identity", "0.97"]
     script = work / "parasail_all_pairs.py"
     script.write_text(PARASAIL)
     return {
-        "start-up": [*seqpairs, *thresholds, "--edges", str(work / "head.npz")],
-        "sparse": [*seqpairs, *thresholds, "--edges", str(work / "edges.npz")],
-        "dense": [*seqpairs, "--format", "seqdist", "-o", str(work / "seqdist.txt")],
+        "start-up": [*seqpairs(first_reads(unique, work)), *thresholds, "--edges",
+                     str(work / "head.npz")],
+        "sparse": [*seqpairs(unique), *thresholds, "--edges", str(work / "edges.npz")],
+        "dense": [*seqpairs(unique), "--format", "seqdist", "-o", str(work / "seqdist.txt")],
         "vsearch": ["vsearch", "--allpairs_global", str(unique), "--id", "0.97", "--threads",
                     str(threads), "--userout", str(work / "vsearch.tsv"), "--userfields",
                     "query+target+id", "--quiet"],
@@ -140,7 +143,6 @@ def main() -> None:
             write_fasta(unique, community(1 << args.community))
         total_cells = cells(unique)
         runs = commands(unique, work, args.threads)
-        runs["start-up"][runs["start-up"].index(str(unique))] = str(first_reads(unique, work))
         if args.commands:
             runs = {name: command for name, command in runs.items()
                     if name in args.commands or name == "vsearch"}

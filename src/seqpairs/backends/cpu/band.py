@@ -671,10 +671,10 @@ def _upper_row(i, width, cols, gaps, numbers, dear, inf, Bv, above, band, lb, lb
 
 
 @njit(nogil=True, cache=True)
-def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gaps, dear, inf,
+def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gap, dear, inf,
                   width, out, starts, max_len):
     """_upper_group over the groups pa[starts[g]:starts[g + 1]], g from first_group to
-    stop_group - 1."""
+    stop_group - 1 (subst, gap, dear and inf of one dtype)."""
     At = np.empty(max_len * LANES, dtype=np.int64)
     Bt = np.empty((max_len + 1) * LANES, dtype=np.int64)
     even = np.empty((2 * width + 1) * LANES, dtype=subst.dtype)
@@ -682,7 +682,10 @@ def _upper_groups(first_group, stop_group, codes, offsets, pa, pb, subst, gaps, 
     lanes = np.empty((3, LANES), dtype=np.int64)
     Bv = np.empty((max_len + 1) * LANES, dtype=subst.dtype)
     costs = np.empty((8, LANES), dtype=subst.dtype)
-    numbers = np.arange(max_len + 1).astype(subst.dtype)
+    # numbers[n] = n and gaps[n] = n plain gaps (row and column 0), as values, to the
+    # band's reach past an end
+    numbers = np.arange(max_len + width + 2).astype(subst.dtype)
+    gaps = numbers * gap
     for g in range(first_group, stop_group):
         first, stop = starts[g], starts[g + 1]
         _upper_group(codes, offsets, pa[first:stop], pb[first:stop], subst, gaps, numbers,
@@ -717,11 +720,9 @@ def upper(codes, offsets, scheme, threads: int | None = None):
             order = np.lexsort((lengths[pb], lengths[pa]))
             sorted_upper = np.empty(len(pa))
             starts = lane_groups(lengths[pa[order]])
-            # gaps[n]: n plain gaps (row and column 0), to the band's reach past an end
-            gaps = (np.arange(max_len + width + 2) * gap).astype(dtype)
             in_parallel(_upper_groups, len(starts) - 1, threads, codes, offsets, pa[order],
-                        pb[order], np.array(subst_units, dtype=dtype), gaps, dtype(dear),
-                        dtype(np.inf), width, sorted_upper, starts, max_len)
+                        pb[order], np.array(subst_units, dtype=dtype), dtype(gap),
+                        dtype(dear), dtype(np.inf), width, sorted_upper, starts, max_len)
             upper[order] = sorted_upper * UNIT
         return upper
 
