@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import logging
 import signal
@@ -25,6 +26,10 @@ from .stages.options import check_environment
 
 # Signals that ask the process to end; each is raised as Terminated in the main thread.
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# The cyclic collector's first threshold for a command's process (Python's is 700):
+# Numba's registries (about 160,000 objects) filled the young generation hundreds of times
+# a run, each full collection walking them all (as mypy, which sets 200,000 for its run)
+YOUNG_OBJECTS = 200_000
 
 
 class Parser(argparse.ArgumentParser):
@@ -126,5 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def command() -> None:
+    """The console script: main() with the cyclic collector set for one process that
+    ends when the command does. The stages make few reference cycles; the collector's
+    passes over Numba's objects, during the run and once more at the interpreter's exit,
+    were 0.45 s of 2.9 s on C005's distinct reads (a short run's cost: the example
+    workflow runs seqpairs a dozen times). Frozen objects are left to the exit."""
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+    status = main()
+    gc.freeze()
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    command()
