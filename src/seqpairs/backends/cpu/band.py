@@ -214,18 +214,79 @@ def _border(gap, n, move):
     return gap * n, I1, START + n * LEN_ONE, np.int64(1 << move), gap * n
 
 
+@njit(inline="always")
+def _exact_cell(a, b, prev_b, sub, gap, homopolymer_gap, inc_col, dh, dp, lh, lp, lm, uh, up):
+    """_cell where its three neighbours are exact (lm: the left cell's one move): the full
+    kernel's cell, exact; returns (cost, counts, move). The same bits as _cell there: its
+    gap cost known, every candidate exact, the same selects (a row's cells, gap_row 1)."""
+    eq_a = b == a
+    same_b = b == prev_b
+    homopolymer = (((lm >> UP) & 1 == 1) & eq_a) | (((lm >> LEFT) & 1 == 1) & same_b) | (
+        ((lm >> DIAG) & 1 == 1) & eq_a & same_b)
+    g = homopolymer_gap if homopolymer else gap
+    c1 = dh + sub
+    c2 = lh + g * 1.0
+    c3 = uh + g * (1.0 if inc_col == 1 else 0.0)
+    diag = (c1 < c2) & (c1 < c3)
+    left = (not (c1 < c2)) & (c2 < c3)
+    value = c1 if diag else (c2 if left else c3)
+    counts = _diag_step(dp, eq_a) if diag else (lp + 1 if left else up + inc_col)
+    move = np.int64(1 << DIAG) if diag else np.int64(1 << LEFT if left else 1 << UP)
+    return value, counts, move
+
+
+@njit(inline="always")
+def _keep(t, lane, j, lb_k, column_0, gap, i, ch, cx, cp, cm, cu, CF, CI, LF, LI):
+    """A band cell into the row (CF/CI slot t) and the left cell (LF/LI), column 0's border
+    instead where j is 0, and into the last column's latest cell (T*) where j is lb."""
+    bh, bx, bp, bm, bu = _border(gap, i, UP)  # column 0
+    ch, cx, cp = (bh if column_0 else ch, bx if column_0 else cx, bp if column_0 else cp)
+    cm, cu = bm if column_0 else cm, bu if column_0 else cu
+    CF[_slot(t, H_, lane)], CF[_slot(t, U_, lane)] = ch, cu
+    CI[_slot(t, X_, lane)], CI[_slot(t, P_, lane)] = cx, cp
+    LF[_ln(LH, lane)], LF[_ln(LU, lane)] = ch, cu
+    LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = cx, cm, cp
+    end = (j >= 1) & (j == lb_k)  # the last column's cell
+    LF[_ln(TH, lane)] = ch if end else LF[_ln(TH, lane)]
+    LF[_ln(TU, lane)] = cu if end else LF[_ln(TU, lane)]
+    LI[_ln(TX, lane)] = cx if end else LI[_ln(TX, lane)]
+    LI[_ln(TM, lane)] = cm if end else LI[_ln(TM, lane)]
+    LI[_ln(TP, lane)] = cp if end else LI[_ln(TP, lane)]
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
 def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, LI):
     """Row i of the band into CF/CI from the row above, PF/PI (whose slot 2 width + 1 holds
     the cell above the last slot); the left cell in LF/LI's L* fields, the last column's
     latest cell in their T* fields; a_row: A's letter a lane, S[letter * LANES + lane]: its
-    substitution cost against each letter."""
+    substitution cost against each letter. A slot whose every lane has three exact
+    neighbours (on C005's band pairs, 47% of them) takes _exact_cell, a third of _cell's
+    work."""
     slots = 2 * width + 1
     for t in range(slots):
         j = i + t - width
         letters = np.uint64(min(max(j, 0), cols) * LANES)
         before = np.uint64(min(max(j - 1, 0), cols) * LANES)
         column_0 = j == 0
+        exact_around = I1
+        for k in range(LANES):
+            lane = np.uint64(k)
+            exact_around &= (PI[_slot(t, X_, lane)] & PI[_slot(t + 1, X_, lane)]
+                             & LI[_ln(LX, lane)])
+        if exact_around == 1:
+            for k in range(LANES):
+                lane = np.uint64(k)
+                a, b, prev_b = a_row[lane], Bt[letters + lane], Bt[before + lane]
+                sub = _substitution(b, S[_ln(0, lane)], S[_ln(1, lane)], S[_ln(2, lane)],
+                                    S[_ln(3, lane)])
+                inc_col = 0 if j == lb[lane] else 1
+                ch, cp, cm = _exact_cell(
+                    a, b, prev_b, sub, gap, hgap, inc_col, PF[_slot(t, H_, lane)],
+                    PI[_slot(t, P_, lane)], LF[_ln(LH, lane)], LI[_ln(LP, lane)],
+                    LI[_ln(LM, lane)], PF[_slot(t + 1, H_, lane)], PI[_slot(t + 1, P_, lane)])
+                _keep(t, lane, j, lb[lane], column_0, gap, i, ch, I1, cp, cm, ch, CF, CI, LF,
+                      LI)
+            continue
         for k in range(LANES):
             lane = np.uint64(k)
             a, b, prev_b = a_row[lane], Bt[letters + lane], Bt[before + lane]
@@ -241,20 +302,7 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
             ch, cx, cp, cm, cu = _cell(a, b, prev_b, sub, gap, hgap, 1.0,
                                        0.0 if at_lb else 1.0, 1, 0 if at_lb else 1,
                                        dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu)
-            bh, bx, bp, bm, bu = _border(gap, i, UP)  # column 0
-            ch, cx, cp = (bh if column_0 else ch, bx if column_0 else cx,
-                          bp if column_0 else cp)
-            cm, cu = bm if column_0 else cm, bu if column_0 else cu
-            CF[_slot(t, H_, lane)], CF[_slot(t, U_, lane)] = ch, cu
-            CI[_slot(t, X_, lane)], CI[_slot(t, P_, lane)] = cx, cp
-            LF[_ln(LH, lane)], LF[_ln(LU, lane)] = ch, cu
-            LI[_ln(LX, lane)], LI[_ln(LM, lane)], LI[_ln(LP, lane)] = cx, cm, cp
-            end = (j >= 1) & at_lb  # the last column's cell
-            LF[_ln(TH, lane)] = ch if end else LF[_ln(TH, lane)]
-            LF[_ln(TU, lane)] = cu if end else LF[_ln(TU, lane)]
-            LI[_ln(TX, lane)] = cx if end else LI[_ln(TX, lane)]
-            LI[_ln(TM, lane)] = cm if end else LI[_ln(TM, lane)]
-            LI[_ln(TP, lane)] = cp if end else LI[_ln(TP, lane)]
+            _keep(t, lane, j, lb[lane], column_0, gap, i, ch, cx, cp, cm, cu, CF, CI, LF, LI)
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
