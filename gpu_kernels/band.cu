@@ -68,18 +68,21 @@ __device__ __forceinline__ double least(double a, double b) { return b < a ? b :
 
 struct Cell {
     double h;  // cost if exact, else a lower bound on it
-    double u;  // upper bound
-    u64 p;     // packed counts (exact cells)
+    // exact: the packed counts (its upper bound is h); else the upper bound's bits (its
+    // counts unused): one register pair where two took 34 of a band of 17's registers
+    u64 v;
     // the moves it may have (bits 1 << DIAG, LEFT, UP; exact cells: its move) | exact << 3,
     // in one register: a band of 17 cells holds 17 of them
     unsigned int f;
     __device__ __forceinline__ int m() const { return f & 7u; }
     __device__ __forceinline__ bool x() const { return f >> 3; }
+    __device__ __forceinline__ double u() const { return x() ? h : __longlong_as_double(v); }
+    __device__ __forceinline__ u64 p() const { return v; }  // exact cells only
 };
 
 __device__ __forceinline__ Cell cell_of(double h, double u, u64 p, int moves, bool exact)
 {
-    return {h, u, p, (unsigned int)moves | (exact ? 8u : 0u)};
+    return {h, exact ? p : (u64)__double_as_longlong(u), (unsigned int)moves | (exact ? 8u : 0u)};
 }
 
 __device__ __forceinline__ Cell row0(int j)  // H(0, j) = GAP j, LEFT moves
@@ -118,8 +121,9 @@ __device__ __forceinline__ u64 diag_step(u64 p, bool eq)
            | (first << FIRST_SHIFT) | (length << LAST_SHIFT);
 }
 
-// One cell, as backends/cpu/band.py's _cell (the same operations in the same order; the
-// multiplications by gap_row/gap_col, 0 or 1, are exact).
+// One cell, as backends/cpu/band.py's _cell (the same values: the multiplications by
+// gap_row/gap_col, 0 or 1, are exact, and the upper bounds are computed only where a
+// neighbour is inexact, as they decide nothing otherwise).
 __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* subst_a,
                                      double gap_row, double gap_col, u64 inc_row,
                                      u64 inc_col, const Cell& d, const Cell& l, const Cell& up)
@@ -142,17 +146,19 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
     }
     const bool g_known = g_lo == g_hi;
     const double s = subst_a[b];
+    // g * gap_row + h in one rounding: the product is exact (gap_row is 0 or 1), so the
+    // fused sum is the CPU's product then sum, bit for bit, in one instruction
     double c1 = __dadd_rn(d.h, s);
-    double c2 = __dadd_rn(l.h, __dmul_rn(g_lo, gap_row));
-    double c3 = __dadd_rn(up.h, __dmul_rn(g_lo, gap_col));
+    double c2 = __fma_rn(g_lo, gap_row, l.h);
+    double c3 = __fma_rn(g_lo, gap_col, up.h);
     const bool e1 = d.x();
     const bool e2 = l.x() && (g_known || gap_row == 0.0);
     const bool e3 = up.x() && (g_known || gap_col == 0.0);
-    const double u1 = __dadd_rn(d.u, s);
-    const double u2 = __dadd_rn(l.u, __dmul_rn(g_hi, gap_row));
-    const double u3 = __dadd_rn(up.u, __dmul_rn(g_hi, gap_col));
-    const double upper = least(least(u1, u2), u3);
-    if (!(e1 && e2 && e3)) {
+    if (!(e1 && e2 && e3)) {  // the upper bounds decide (an exact cell's is its cost)
+        const double u1 = __dadd_rn(d.u(), s);
+        const double u2 = __fma_rn(g_hi, gap_row, l.u());
+        const double u3 = __fma_rn(g_hi, gap_col, up.u());
+        const double upper = least(least(u1, u2), u3);
         // the moves SeqDist's rule may pick given the candidates' bounds (lower c, upper u)
         const bool p1 = c1 < u2 && c1 < u3;
         const bool p2 = c2 <= u1 && c2 < u3;
@@ -166,11 +172,11 @@ __device__ __forceinline__ Cell cell(int a, int b, int prev_b, const double* sub
         c3 = p3 ? c3 : INF;
     }
     if (c1 < c2) {
-        if (c1 < c3) return cell_of(c1, c1, diag_step(d.p, eq_a), 1 << DIAG, true);
-        return cell_of(c3, c3, up.p + inc_col, 1 << UP, true);
+        if (c1 < c3) return cell_of(c1, c1, diag_step(d.p(), eq_a), 1 << DIAG, true);
+        return cell_of(c3, c3, up.p() + inc_col, 1 << UP, true);
     }
-    if (c2 < c3) return cell_of(c2, c2, l.p + inc_row, 1 << LEFT, true);
-    return cell_of(c3, c3, up.p + inc_col, 1 << UP, true);
+    if (c2 < c3) return cell_of(c2, c2, l.p() + inc_row, 1 << LEFT, true);
+    return cell_of(c3, c3, up.p() + inc_col, 1 << UP, true);
 }
 
 #if LOWER > WIDTH
@@ -374,8 +380,8 @@ extern "C" __global__ void seqdist_band(const unsigned char* __restrict__ codes,
     }
     out_exact[k] = left.x();
     out_cost[k] = left.h;
-    out_packed[k] = left.p;
-    out_upper[k] = left.u;
+    out_packed[k] = left.x() ? left.p() : 0ull;
+    out_upper[k] = left.u();
 }
 
 // seqdist_upper: an upper bound on the cost, the cheapest path through the same cells
