@@ -225,8 +225,8 @@ def _exact_cell(a, b, prev_b, sub, gap, homopolymer_gap, inc_col, dh, dp, lh, lp
         ((lm >> DIAG) & 1 == 1) & eq_a & same_b)
     g = homopolymer_gap if homopolymer else gap
     c1 = dh + sub
-    c2 = lh + g * 1.0
-    c3 = uh + g * (1.0 if inc_col == 1 else 0.0)
+    c2 = lh + g
+    c3 = uh + (g if inc_col == 1 else 0.0)  # the product _cell takes, exact
     diag = (c1 < c2) & (c1 < c3)
     left = (not (c1 < c2)) & (c2 < c3)
     value = c1 if diag else (c2 if left else c3)
@@ -260,8 +260,8 @@ def _band_row(i, width, cols, lb, Bt, gap, hgap, a_row, S, PF, PI, CF, CI, LF, L
     the cell above the last slot); the left cell in LF/LI's L* fields, the last column's
     latest cell in their T* fields; a_row: A's letter a lane, S[letter * LANES + lane]: its
     substitution cost against each letter. A slot whose every lane has three exact
-    neighbours (on C005's band pairs, 47% of them) takes _exact_cell, a third of _cell's
-    work."""
+    neighbours (on C005's band pairs, 47% of them) takes _exact_cell, without _cell's
+    bounds."""
     slots = 2 * width + 1
     for t in range(slots):
         j = i + t - width
