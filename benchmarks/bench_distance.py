@@ -7,8 +7,9 @@ For each length: a family of sequences (a random root mutated at 10%, so alignme
 take realistic paths), the GPU kernels are checked bit for bit against the CPU backend on
 a sample of pairs, then timed on about --cells cells (best of --repeats). Prints GCUPS
 and alignments per second of the screen (cost, length, matches, aligned pairs: what the
-distance stage runs on every pair) and of the full kernel (all counts: what it runs on
-the pairs the screen keeps). With --e2e N, also times `seqpairs distance` end to end on
+distance stage runs on every pair), of the dense kernel (the screen without matches: the
+dense outputs') and of the full kernel (all counts: what it runs on the pairs the screen
+keeps). With --e2e N, also times `seqpairs distance` end to end on
 2^N sequences of 400 bp with sparse output (--max-distance 0.3) and extrapolates to 2^18.
 --affine checks and times the integer affine kernel the same way (+2/-4, gaps 20+2,
 end gaps 2+1).
@@ -60,6 +61,10 @@ def check(seqs, rng, pairs: int = 2000) -> None:
     if not (np.array_equal(screened[0].view(np.int64), want[0].view(np.int64))
             and all(np.array_equal(g, w) for g, w in zip(screened[1:3], want[1:3]))):
         sys.exit("GPU screen results differ from the CPU backend")
+    cost, length = gpu_seqdist.dense_aligner(codes, offsets, SEQDIST)(pa, pb)
+    if not (np.array_equal(cost.view(np.int64), want[0].view(np.int64))
+            and np.array_equal(length, want[1])):
+        sys.exit("GPU dense results differ from the CPU backend")
 
 
 AFFINE = AffineScheme.dna(2, -4, 20, 2, 2, 1)
@@ -78,7 +83,8 @@ def time_kernel(seqs, rng, cells: float, repeats: int, kernel: str = "seqdist", 
         options.pop("rows", None)  # the affine kernel has one row in flight
         align = gpu_affine.aligner(codes, offsets, AFFINE, **options)
     else:
-        make = gpu_seqdist.screener if kernel == "screen" else gpu_seqdist.aligner
+        make = {"screen": gpu_seqdist.screener, "dense": gpu_seqdist.dense_aligner,
+                "seqdist": gpu_seqdist.aligner}[kernel]
         align = make(codes, offsets, SEQDIST, **options)
     align(pa[:1000], pb[:1000])  # warm-up and compile
     best = min(_timed(align, pa, pb) for _ in range(repeats))
@@ -145,7 +151,8 @@ def main() -> None:
                         help="strip widths to compare before the table")
     parser.add_argument("--sweep-lengths", type=int, nargs="+", default=[400],
                         help="sequence lengths of --sweep")
-    parser.add_argument("--sweep-kernel", choices=("screen", "seqdist", "affine"), default="screen",
+    parser.add_argument("--sweep-kernel", choices=("screen", "dense", "seqdist", "affine"),
+                        default="screen",
                         help="the kernel that --sweep compares")
     parser.add_argument("--rows", type=int, nargs="*",
                         default=[VARIANTS["seqdist_screen"].defines["ROWS"]],
@@ -177,7 +184,7 @@ def main() -> None:
     for length in args.lengths:
         seqs = family(rng, 512, length)
         check(seqs, rng)
-        for kernel in ("screen", "seqdist"):
+        for kernel in ("screen", "dense", "seqdist"):
             n, work, seconds = time_kernel(seqs, rng, args.cells, args.repeats, kernel=kernel)
             print(f"{kernel}\t{length}\t{n}\t{seconds:.3f}\t{work / seconds / 1e9:.1f}\t"
                   f"{n / seconds:.3e}")

@@ -7,7 +7,9 @@
 // seqdist_screen is the same recurrence without the first/last positions (a third fewer
 // instructions per cell): cost, length, matches and the number of aligned pairs, enough
 // to decide which pairs a distance or identity filter keeps; the kept ones then go
-// through seqdist_pairs. The template parameter FULL selects the two.
+// through seqdist_pairs. The template parameter FULL selects the two. Built with
+// -DMATCHES=0 the screen counts no matches (their field 0): cost and length are all a
+// distance needs (the dense outputs' seqdist_dense).
 //
 // Inside the kernel the counts are kept in a form that costs less per cell, and turned
 // into that one at the end:
@@ -30,6 +32,9 @@
 #endif
 #ifndef ROWS
 #define ROWS 2  // rows in flight per thread
+#endif
+#ifndef MATCHES
+#define MATCHES 1  // 0: the screen counts no matches (seqdist_dense: cost and length alone)
 #endif
 
 typedef unsigned int u32;
@@ -99,7 +104,7 @@ __device__ __forceinline__ void cell(int t, int bt, bool last_col, int j0, int l
     const double gap_h = left_over_up ? c2 : c3;
     const bool is_diag = c1 < gap_h;
     const double nh = is_diag ? c1 : gap_h;
-    const u32 d1 = w.diag_w1 + (eq_a ? 0x10001u : 1u);
+    const u32 d1 = w.diag_w1 + ((FULL || MATCHES) && eq_a ? 0x10001u : 1u);
     const u32 n1 = is_diag ? d1 : (left_over_up ? w.left_w1 : w1);
     u32 n2 = 0u;
     if constexpr (FULL) {

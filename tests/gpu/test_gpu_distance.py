@@ -55,6 +55,16 @@ def compare_screen(seqs, pa, pb, max_batch=None, traced=200):
         assert pairs[k] == sum(x != "-" != y for x, y in cols), k
 
 
+def compare_dense(seqs, pa, pb, max_batch=None):
+    """The dense kernel (the screen without matches): cost and length, the CPU's bits."""
+    codes, offsets = encode(seqs)
+    cost, length, *_ = cpu_align(codes, offsets, pa, pb)
+    got = gpu_seqdist.dense_aligner(codes, offsets, SEQDIST, max_batch=max_batch)(pa, pb)
+    assert len(got) == 2
+    assert np.array_equal(got[0].view(np.int64), cost.view(np.int64)), "cost bits differ"
+    assert np.array_equal(got[1], length), "length differs"
+
+
 def random_pairs(rng, n_seqs, n_pairs):
     pa = rng.integers(0, n_seqs, n_pairs)
     pb = rng.integers(0, n_seqs, n_pairs)
@@ -72,6 +82,7 @@ def test_mixed_lengths_1_to_3000():
     pa, pb = random_pairs(rng, len(seqs), 4000)
     compare(seqs, pa, pb)
     compare_screen(seqs, pa, pb)
+    compare_dense(seqs, pa, pb)
 
 
 def test_several_launches_and_homopolymers():
@@ -80,6 +91,7 @@ def test_several_launches_and_homopolymers():
     pa, pb = random_pairs(rng, len(seqs), 3000)
     compare(seqs, pa, pb, max_batch=256)  # forces 12 launches
     compare_screen(seqs, pa, pb, max_batch=256)
+    compare_dense(seqs, pa, pb, max_batch=256)
 
 
 @pytest.fixture

@@ -75,6 +75,9 @@ def seqdist_defines(seqdist_scheme) -> dict:
 VARIANTS = {
     "seqdist": Variant("seqdist.cu", "seqdist_pairs", {"STRIP": 16, "ROWS": 2}, 168),
     "seqdist_screen": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2}, 168),
+    # the screen without matches: the dense outputs' cost and length
+    "seqdist_dense": Variant("seqdist.cu", "seqdist_screen", {"STRIP": 24, "ROWS": 2,
+                                                             "MATCHES": 0}, 168),
     # exact pruning (band.cu): the band's half-widths the GPU runs (registers per slot),
     # alone and with a lower band (seqdist_band_W_LOWER, after seqdist_lower_W_LOWER), and
     # the q-gram counts

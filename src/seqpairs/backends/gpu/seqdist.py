@@ -1,7 +1,8 @@
 """The SeqDist kernels on the GPU (gpu_kernels/seqdist.cu): `seqdist_pairs`, bit for bit the
-CPU kernel's cost and counts, and `seqdist_screen`, the same cost and length with matches
-and aligned pairs at a third fewer instructions per cell. The costs reach the kernel from
-the SeqDistScheme as compile-time defines (kernels.seqdist_defines)."""
+CPU kernel's cost and counts, `seqdist_screen`, the same cost and length with matches
+and aligned pairs at a third fewer instructions per cell, and `seqdist_dense`, the screen
+without matches. The costs reach the kernel from the SeqDistScheme as compile-time
+defines (kernels.seqdist_defines)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,8 @@ from .kernels import VARIANTS, seqdist_defines
 from .launch import check_written, device_pairs, one_thread_per_pair
 
 # Boundary column bytes per row: the full kernel (cost, two count words, letter), the
-# screen (one count word).
-ROW_BYTES = {"seqdist": 8 + 4 + 4 + 1, "seqdist_screen": 8 + 4 + 1}
+# screens (one count word).
+ROW_BYTES = {"seqdist": 8 + 4 + 4 + 1, "seqdist_screen": 8 + 4 + 1, "seqdist_dense": 8 + 4 + 1}
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # no valid packed counts look like this
 # a screen cell against a full kernel's: 784 / 870 GCUPS at 400 bp on an H200
 # (benchmarks/RESULTS.md, "Boundaries read rows ahead")
@@ -24,16 +25,17 @@ def unpack_screen(packed):
     return tuple(((packed >> shift) & 0xFFFF).astype(np.int32) for shift in (0, 16, 32))
 
 
-def aligner(codes, offsets, scheme, threads=None, *, screen: bool = False, max_batch=None,
+def aligner(codes, offsets, scheme, threads=None, *, name: str = "seqdist", max_batch=None,
             **tuning):
-    """The contract's seqdist kernel (screen=False) or seqdist_screen (True) on the current
-    GPU. The sequences go to the device once; results come as device arrays for device
-    inputs, as host arrays for host inputs. `tuning`: strip, rows, max_registers (kernels.
-    Variant.tuned); `threads` is the CPU's and ignored."""
+    """The contract's seqdist kernel (name "seqdist"), or the screen's ("seqdist_screen",
+    "seqdist_dense": kernels.VARIANTS) on the current GPU. The sequences go to the device
+    once; results come as device arrays for device inputs, as host arrays for host inputs.
+    `tuning`: strip, rows, max_registers (kernels.Variant.tuned); `threads` is the CPU's
+    and ignored."""
     import cupy
 
     check_lengths(offsets)
-    name = "seqdist_screen" if screen else "seqdist"
+    screen = name != "seqdist"
     kernel = VARIANTS[name].tuned(**tuning).with_defines(**seqdist_defines(scheme))
     kernel = kernel.function_handle()
     counts = unpack_screen if screen else unpack
@@ -73,13 +75,12 @@ def screener(codes, offsets, scheme, threads=None, **options):
     """The contract's seqdist_screen kernel: cost (float64) and length, matches, aligned
     pairs (int32), the same alignments as aligner()'s, cost and length to the last bit.
     pairs.identity.screen_bound turns its counts into a bound on aligner()'s bounds."""
-    return aligner(codes, offsets, scheme, threads, screen=True, **options)
+    return aligner(codes, offsets, scheme, threads, name="seqdist_screen", **options)
 
 
 def dense_aligner(codes, offsets, scheme, threads=None, **options):
-    """The contract's seqdist_dense kernel: cost (float64) and length (int32) through the
-    screen (a screen without the matches would take 5-7% fewer instructions a cell; not
-    built: benchmarks/RESULTS.md, "Instruction counts of the pruning's GPU kernels and of
-    a dense screen without matches")."""
-    screen = screener(codes, offsets, scheme, threads, **options)
-    return lambda pa, pb: screen(pa, pb)[:2]
+    """The contract's seqdist_dense kernel: cost (float64) and length (int32), the screen's
+    without its match count (benchmarks/RESULTS.md, "The dense outputs' GPU kernel without
+    matches")."""
+    dense = aligner(codes, offsets, scheme, threads, name="seqdist_dense", **options)
+    return lambda pa, pb: dense(pa, pb)[:2]
