@@ -41,6 +41,19 @@ UNIT = 1.0 / LOWER_UNITS  # the lower band's unit
 
 
 @njit(inline="always")
+def _gap_kinds(lm, eq_a, same_b):
+    """Whether some move the left cell may have (lm) gives the moves here the homopolymer
+    gap, and whether some gives the plain one (docs/seqdist.md, last(i, j - 1)): UP when
+    B[j-1] = A[i-1], LEFT when B[j-1] = B[j-2], DIAG when both."""
+    may_up, may_left = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1
+    may_diag = (lm >> DIAG) & 1 == 1
+    homopolymer = (may_up & eq_a) | (may_left & same_b) | (may_diag & eq_a & same_b)
+    plain = ((may_up & (not eq_a)) | (may_left & (not same_b))
+             | (may_diag & (not (eq_a & same_b))))
+    return homopolymer, plain
+
+
+@njit(inline="always")
 def _cell(a, b, prev_b, sub, gap, homopolymer_gap, gap_row, gap_col, inc_row, inc_col,
           dh, dx, dp, du, lh, lx, lp, lm, lu, uh, ux, up, uu):
     """One cell: (cost or lower bound, exact (0/1), counts, the moves it may have, upper
@@ -48,13 +61,7 @@ def _cell(a, b, prev_b, sub, gap, homopolymer_gap, gap_row, gap_col, inc_row, in
     vectorises the band's lane loop). lm: the left cell's possible moves, which decide
     the gap cost here."""
     eq_a = b == a
-    same_b = b == prev_b
-    # the gap cost each move of the left cell gives (docs/seqdist.md, last(i, j - 1))
-    may_up, may_left = (lm >> UP) & 1 == 1, (lm >> LEFT) & 1 == 1
-    may_diag = (lm >> DIAG) & 1 == 1
-    homopolymer = (may_up & eq_a) | (may_left & same_b) | (may_diag & eq_a & same_b)
-    plain = ((may_up & (not eq_a)) | (may_left & (not same_b))
-             | (may_diag & (not (eq_a & same_b))))
+    homopolymer, plain = _gap_kinds(lm, eq_a, b == prev_b)
     either = homopolymer & plain  # either gap cost is possible
     one = homopolymer_gap if homopolymer else gap
     g_lo = min(gap, homopolymer_gap) if either else one
@@ -220,10 +227,7 @@ def _exact_cell(a, b, prev_b, sub, gap, homopolymer_gap, inc_col, dh, dp, lh, lp
     kernel's cell, exact; returns (cost, counts, move). The same bits as _cell there: its
     gap cost known, every candidate exact, the same selects (a row's cells, gap_row 1)."""
     eq_a = b == a
-    same_b = b == prev_b
-    homopolymer = (((lm >> UP) & 1 == 1) & eq_a) | (((lm >> LEFT) & 1 == 1) & same_b) | (
-        ((lm >> DIAG) & 1 == 1) & eq_a & same_b)
-    g = homopolymer_gap if homopolymer else gap
+    g = homopolymer_gap if _gap_kinds(lm, eq_a, b == prev_b)[0] else gap
     c1 = dh + sub
     c2 = lh + g
     c3 = uh + (g if inc_col == 1 else 0.0)  # the product _cell takes, exact
