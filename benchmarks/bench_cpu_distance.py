@@ -51,7 +51,7 @@ def main() -> None:
     cpu, scheme = backends.select("cpu"), scoring.get("seqdist")
     path = dict(dense=True, edges=False) if args.dense else {}
     # warm-up: load the compiled kernel
-    distance.compute(seqs, bins, tiles.iloc[:1], backend=cpu, scheme=scheme, threads=1, **path)
+    distance.compute(seqs, bins, tiles[:1], backend=cpu, scheme=scheme, threads=1, **path)
     print(f"# {platform.processor() or platform.machine()}, {args.reads} C005 reads, "
           f"{seqs.n * (seqs.n - 1) // 2} pairs, {cells:.3e} cells"
           f"{', dense' if args.dense else ', every pair kept'}")

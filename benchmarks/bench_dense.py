@@ -59,8 +59,8 @@ def main() -> None:
             bins = tiling.make_bins(seqs.lengths, tiling.BIN_WIDTH)
             tiles = tiling.make_tiles(seqs.lengths, bins, tiling.TILE_PAIRS)
             cells = float(tiles["cells"].sum())
-            timed(seqs, bins, tiles.iloc[:1], backend, edges=False, threads=args.threads)
-            timed(seqs, bins, tiles.iloc[:1], backend, threads=args.threads)  # warm-ups
+            timed(seqs, bins, tiles[:1], backend, edges=False, threads=args.threads)
+            timed(seqs, bins, tiles[:1], backend, threads=args.threads)  # warm-ups
             new_s, new = timed(seqs, bins, tiles, backend, edges=False, threads=args.threads)
             old_s, old = timed(seqs, bins, tiles, backend, threads=args.threads)
             same = np.array_equal(new.view(np.int64), old.view(np.int64))

@@ -91,15 +91,15 @@ def main() -> None:
     if args.split == "pull":
         mine, work = tiles, w.pull(tiles["cells"])
     else:
-        mine, work = tiles.iloc[w.share(tiles["cells"]) if args.split == "share"
-                                else naive(tiles["pairs"].to_numpy(), w.rank, w.size)], None
+        mine, work = tiles[w.share(tiles["cells"]) if args.split == "share"
+                                else naive(tiles["pairs"], w.rank, w.size)], None
     backend = backends.select(args.backend, w.device)
     scheme = scoring.get("seqdist")
     digest = DenseDigest()
     options = {"edges": False, "dense_sink": digest} if args.dense else \
         {"max_distance": 0.3, "candidate_identity": 0.97}
     warm_up = {**options, "dense_sink": DenseDigest()} if args.dense else options
-    distance.compute(seqs, bins, tiles.iloc[:1], backend=backend, scheme=scheme, **warm_up)
+    distance.compute(seqs, bins, tiles[:1], backend=backend, scheme=scheme, **warm_up)
     w.barrier()
     start = time.perf_counter()
     distance.compute(seqs, bins, mine, backend=backend, scheme=scheme, work=work, **options)

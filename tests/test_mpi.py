@@ -201,7 +201,7 @@ def test_work_lists_balance_workers_of_different_speed(speeds):
     rng = np.random.default_rng(4)
     lengths = rng.normal(400, 10, 2000).astype(int)
     bins = binning.make_bins(lengths, 5)
-    costs = binning.make_tiles(lengths, bins, 2000)["cells"].to_numpy()
+    costs = binning.make_tiles(lengths, bins, 2000)["cells"]
     busy, finish = pulled(costs, speeds)
     # utilisation of the capacity (each worker's time weighted by its speed): the run
     # near the best possible; and none idle for long

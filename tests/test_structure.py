@@ -4,6 +4,7 @@ executors. Each test checks a promise that docs/design.md makes."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -91,6 +92,23 @@ def test_what_the_workflow_imports_needs_no_numpy():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO / "src")})
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_distance_command_runs_without_pandas(tmp_path):
+    """pandas is a fifth of the distance command's start-up (benchmarks/RESULTS.md): its
+    default path (tiling made in process, an edge list and a mothur column file written)
+    runs with pandas unimportable."""
+    fasta = tmp_path / "u.fasta"
+    read = "ACGTTGCAAGGCTTACCGATCGGATACCTTGACAGTCCAT"
+    fasta.write_text(f">a\n{read}\n>b\n{read[:20]}G{read[21:]}\n>c\nT{read[1:]}\n")
+    code = ("import sys; sys.modules['pandas'] = None; from seqpairs.cli import main; "
+            f"sys.exit(main(['-q', 'distance', '-i', {str(fasta)!r}, '--max-distance', '0.5', "
+            f"'--edges', {str(tmp_path / 'e.npz')!r}, '--format', 'mothur', '-o', "
+            f"{str(tmp_path / 'd.dist')!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 0, proc.stderr
+    assert len((tmp_path / "d.dist").read_text().splitlines()) == 2  # a-b, a-c
 
 
 def test_no_module_is_named_after_a_standard_library_module():

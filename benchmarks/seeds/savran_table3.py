@@ -78,7 +78,7 @@ def dense(log2n: int, source: Path, backend_name: str) -> None:
                        dense=True, edges=False)
         return time.perf_counter() - start
 
-    run(tiles.iloc[:1])  # kernels compiled
+    run(tiles[:1])  # kernels compiled
     seconds = run(tiles)
     cells = float(tiles["cells"].sum())
     print(f"dense\t2^{log2n}\t{pairs(log2n)}\t{seconds:.1f}\t{cells / seconds / 1e9:.0f} GCUPS",

@@ -51,8 +51,8 @@ def tile_seconds(seqs, bins, tiles, backend) -> np.ndarray:
         return time.perf_counter() - start
 
     for k in range(len(tiles)):
-        run(tiles.iloc[[k]])
-    return np.array([run(tiles.iloc[[k]]) for k in range(len(tiles))])
+        run(tiles[[k]])
+    return np.array([run(tiles[[k]]) for k in range(len(tiles))])
 
 
 def utilisation(loads: np.ndarray) -> float:
@@ -61,7 +61,7 @@ def utilisation(loads: np.ndarray) -> float:
 
 def naive(tiles, seconds, ranks: int) -> np.ndarray:
     """Rank loads of equal pair counts in the tiles' order (a tile's time shared by pairs)."""
-    edges = np.r_[0, np.cumsum(tiles["pairs"].to_numpy())].astype(float)
+    edges = np.r_[0, np.cumsum(tiles["pairs"])].astype(float)
     cuts = np.linspace(0, edges[-1], ranks + 1)
     loads = np.zeros(ranks)
     for r in range(ranks):
@@ -72,7 +72,7 @@ def naive(tiles, seconds, ranks: int) -> np.ndarray:
 
 
 def scheduled(tiles, seconds, ranks: int) -> np.ndarray:
-    owner = parallel.assign(tiles["cells"].to_numpy(), ranks)
+    owner = parallel.assign(tiles["cells"], ranks)
     return np.bincount(owner, weights=seconds, minlength=ranks)
 
 

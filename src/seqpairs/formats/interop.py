@@ -19,13 +19,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__
 from .atomic import atomic_open
 from .distances import pair_index
+
+if TYPE_CHECKING:  # tables come in as DataFrames; the distance command never imports pandas
+    import pandas as pd
 
 BIOM_FORMAT = "Biological Observation Matrix 1.0.0"
 

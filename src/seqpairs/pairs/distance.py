@@ -43,9 +43,9 @@ KEPT_SLICE = 1 << 18  # kept pairs handed to `kept` at a time (10 MiB on the hos
 def batches(tiles, pairs_per_batch: int):
     """Consecutive tiles grouped into runs of at least pairs_per_batch pairs (the last may be short)."""
     group, count = [], 0
-    for tile in tiles.itertuples(index=False):
+    for tile in tiles:
         group.append(tile)
-        count += tile.pairs
+        count += tile["pairs"]
         if count >= pairs_per_batch:
             yield group
             group, count = [], 0
@@ -465,7 +465,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
         lists = itertools.chain([first], lists)
         xp, to_host = worker.xp, worker.to_host
         for group in (group for items in lists
-                      for group in batches(tiles.iloc[items], worker.pairs_per_batch)):
+                      for group in batches(tiles[items], worker.pairs_per_batch)):
             pairs = [tiling.tile_pairs(tile, members, xp) for tile in group]
             all_i = xp.concatenate([p[0] for p in pairs])
             all_j = xp.concatenate([p[1] for p in pairs])
@@ -499,7 +499,7 @@ def compute(seqs, bins, tiles, *, backend, scheme, threads=None, max_distance=ma
             if known["out"]:
                 align(backend, [items])
             else:
-                beside(align, backend, helper, tiles["cells"].to_numpy(), items,
+                beside(align, backend, helper, tiles["cells"], items,
                        helper_threads, known)
     else:
         align(backend, lists)

@@ -11,15 +11,22 @@ to run any subset of tiles anywhere (shards, MPI ranks). Bins and tiles read bac
 files are checked against the sequences' lengths (check_bins, check_tiles): every
 sequence in one bin, every pair in exactly one tile, each tile with its true pairs and
 cells; anything else is one error line.
+
+Bins and tiles are NumPy structured arrays of int64 columns (BIN_COLUMNS, TILE_COLUMNS;
+`pd.DataFrame(table)` turns one into a table to write): the distance command then runs
+without importing pandas, about a fifth of its start-up (benchmarks/RESULTS.md).
 """
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BIN_WIDTH = 25  # default bin width, bp
 TILE_PAIRS = 250_000  # default pairs per tile
@@ -27,7 +34,21 @@ BIN_COLUMNS = ["bin", "min", "max", "count"]
 TILE_COLUMNS = ["tile", "bin_a", "bin_b", "a_start", "a_end", "b_start", "b_end", "pairs", "cells"]
 
 
-def make_bins(lengths: np.ndarray, bin_width: int) -> pd.DataFrame:
+def columns_table(columns, arrays) -> np.ndarray:
+    """A structured array of int64 columns by name from one array a column."""
+    out = np.empty(len(arrays[0]) if len(arrays) else 0, dtype=[(c, np.int64) for c in columns])
+    for column, values in zip(columns, arrays):
+        out[column] = values
+    return out
+
+
+def rows_table(rows, columns) -> np.ndarray:
+    """A structured array of int64 columns by name from rows of integers."""
+    values = np.array(rows, np.int64).reshape(-1, len(columns))
+    return columns_table(columns, values.T)
+
+
+def make_bins(lengths: np.ndarray, bin_width: int) -> np.ndarray:
     """Bins [min, max] of width bin_width starting at the shortest sequence; empty bins omitted."""
     lengths = np.asarray(lengths)
     lo = int(lengths.min())
@@ -36,10 +57,10 @@ def make_bins(lengths: np.ndarray, bin_width: int) -> pd.DataFrame:
     for k, b in enumerate(np.unique(index)):
         members = lengths[index == b]
         rows.append((k, int(members.min()), int(members.max()), len(members)))
-    return pd.DataFrame(rows, columns=BIN_COLUMNS)
+    return rows_table(rows, BIN_COLUMNS)
 
 
-def bin_members(lengths: np.ndarray, bins: pd.DataFrame) -> list[np.ndarray]:
+def bin_members(lengths: np.ndarray, bins: np.ndarray) -> list[np.ndarray]:
     """Sequence indices of each bin, sorted by length then index."""
     lengths = np.asarray(lengths)
     order = np.argsort(lengths, kind="stable")
@@ -56,7 +77,7 @@ def _blocks(count: int, size: int) -> list[tuple[int, int]]:
     return [(s, min(count, s + size)) for s in range(0, count, size)]
 
 
-def make_tiles(lengths: np.ndarray, bins: pd.DataFrame, tile_pairs: int) -> pd.DataFrame:
+def make_tiles(lengths: np.ndarray, bins: np.ndarray, tile_pairs: int) -> np.ndarray:
     """Tiles of the lower triangle of the pair space, bin pair by bin pair."""
     lengths = np.asarray(lengths, dtype=np.int64)
     members = bin_members(lengths, bins)
@@ -78,7 +99,7 @@ def make_tiles(lengths: np.ndarray, bins: pd.DataFrame, tile_pairs: int) -> pd.D
                         cells = la.sum() * lb.sum()
                     if pairs:
                         rows.append((len(rows), p, q, a0, a1, b0, b1, pairs, int(cells)))
-    return pd.DataFrame(rows, columns=TILE_COLUMNS)
+    return rows_table(rows, TILE_COLUMNS)
 
 
 def tile_pairs(tile, members, xp=np):
@@ -87,9 +108,9 @@ def tile_pairs(tile, members, xp=np):
     `members` holds each bin's member indices as arrays of `xp` (NumPy, or CuPy to build
     the pairs on the GPU).
     """
-    xs = members[tile.bin_a][tile.a_start:tile.a_end]
-    ys = members[tile.bin_b][tile.b_start:tile.b_end]
-    if tile.bin_a == tile.bin_b and tile.a_start == tile.b_start:
+    xs = members[tile["bin_a"]][tile["a_start"]:tile["a_end"]]
+    ys = members[tile["bin_b"]][tile["b_start"]:tile["b_end"]]
+    if tile["bin_a"] == tile["bin_b"] and tile["a_start"] == tile["b_start"]:
         u, v = xp.triu_indices(len(xs), k=1)
         x, y = xs[u], xs[v]
     else:
@@ -101,10 +122,12 @@ def tile_pairs(tile, members, xp=np):
 # ---------------------------------------------------------------- checks of read tilings
 
 
-def integers(table: pd.DataFrame, columns, path) -> pd.DataFrame:
-    """`columns` of a table read from `path` as int64; a cell that is no integer is a
-    UserError naming its line."""
-    out = pd.DataFrame(index=table.index)
+def integers(table: pd.DataFrame, columns, path) -> np.ndarray:
+    """`columns` of a table read from `path` (formats.tables.read_tsv) as a structured
+    array of int64; a cell that is no integer is a UserError naming its line."""
+    import pandas as pd  # only for tilings read from files
+
+    out = []
     for column in columns:
         values = pd.to_numeric(table[column], errors="coerce")
         bad = np.flatnonzero((values.isna() | (values % 1 != 0) | (values.abs() > 2**53))
@@ -112,11 +135,11 @@ def integers(table: pd.DataFrame, columns, path) -> pd.DataFrame:
         if bad.size:
             raise UserError(f"{path}:{bad[0] + 2}: {column} {table[column].iloc[bad[0]]!r} "
                             "is not an integer")
-        out[column] = values.to_numpy(np.int64)
-    return out
+        out.append(values.to_numpy(np.int64))
+    return columns_table(columns, out)
 
 
-def check_bins(lengths: np.ndarray, bins: pd.DataFrame, path, source) -> pd.DataFrame:
+def check_bins(lengths: np.ndarray, bins: pd.DataFrame, path, source) -> np.ndarray:
     """Bins read from `path` with integer columns, after checking that they hold every
     sequence of `source` (with these lengths) once, as make_bins would place them."""
     bins = integers(bins, BIN_COLUMNS, path)
@@ -124,27 +147,26 @@ def check_bins(lengths: np.ndarray, bins: pd.DataFrame, path, source) -> pd.Data
     if int(bins["count"].sum()) != len(lengths):
         raise UserError(f"{path}: bins hold {int(bins['count'].sum())} sequences, {source} has "
                         f"{len(lengths)} (files of different runs?)")
-    for k, row in enumerate(bins.itertuples(index=False)):
+    for k, (number, low, high, count) in enumerate(bins.tolist()):
         line = f"{path}:{k + 2}"
-        if row.bin != k:
-            raise UserError(f"{line}: bin {row.bin}, expected {k} (bins are numbered in order)")
-        if row.min > row.max or (k and row.min <= bins["max"].iloc[k - 1]):
-            raise UserError(f"{line}: bin {k} spans {row.min}-{row.max}, not above the bin "
-                            "before it")
-        held = int(np.count_nonzero((lengths >= row.min) & (lengths <= row.max)))
-        if held != row.count:
-            raise UserError(f"{line}: bin {k} ({row.min}-{row.max} bp) has count {row.count}, "
-                            f"but {source} has {held} sequences of those lengths")
+        if number != k:
+            raise UserError(f"{line}: bin {number}, expected {k} (bins are numbered in order)")
+        if low > high or (k and low <= bins["max"][k - 1]):
+            raise UserError(f"{line}: bin {k} spans {low}-{high}, not above the bin before it")
+        held = int(np.count_nonzero((lengths >= low) & (lengths <= high)))
+        if held != count:
+            raise UserError(f"{line}: bin {k} ({low}-{high} bp) has count {count}, but {source} "
+                            f"has {held} sequences of those lengths")
     return bins
 
 
-def check_tiles(lengths: np.ndarray, bins: pd.DataFrame, tiles: pd.DataFrame, path,
-                source) -> pd.DataFrame:
+def check_tiles(lengths: np.ndarray, bins: np.ndarray, tiles: pd.DataFrame, path,
+                source) -> np.ndarray:
     """Tiles read from `path` with integer columns, after checking that they cover every
     pair of the (checked) bins' members exactly once, each with its true pairs and cells."""
     tiles = integers(tiles, TILE_COLUMNS, path)
-    t = {column: tiles[column].to_numpy() for column in TILE_COLUMNS}
-    counts = bins["count"].to_numpy(np.int64)
+    t = {column: tiles[column] for column in TILE_COLUMNS}
+    counts = bins["count"]
 
     def refuse(wrong, problem):
         k = int(np.flatnonzero(wrong)[0])
@@ -241,10 +263,10 @@ def _check_cover(t: dict, p: int, q: int, counts, path) -> None:
                         f"members {ys[y]}-{ys[y + 1]} are in {cover[x, y]} tiles, not in one")
 
 
-def tiling_digest(bins: pd.DataFrame, tiles: pd.DataFrame) -> str:
+def tiling_digest(bins: np.ndarray, tiles: np.ndarray) -> str:
     """SHA-256 (hex) of the bins' spans and counts and the tiles' ranges: what the pairs of
     a shard were cut from."""
     digest = hashlib.sha256()
     for table, columns in ((bins, ["min", "max", "count"]), (tiles, TILE_COLUMNS[1:7])):
-        digest.update(np.ascontiguousarray(table[columns].to_numpy(np.int64)).tobytes())
+        digest.update(np.column_stack([table[c] for c in columns]).astype(np.int64).tobytes())
     return digest.hexdigest()

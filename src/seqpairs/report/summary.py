@@ -237,7 +237,7 @@ def report(dataset: str, inputs: Inputs, out) -> None:
     # bins and tiles that cover every pair of unique.fasta once (tiling's checks)
     bins = tiling.check_bins(seqs.lengths, read_tsv(inputs.bins, tiling.BIN_COLUMNS),
                              inputs.bins, inputs.unique)
-    spans = bins[["min", "max"]].to_numpy()
+    spans = np.column_stack((bins["min"], bins["max"]))
     tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(inputs.tiles, tiling.TILE_COLUMNS),
                                inputs.tiles, inputs.unique)
     cells = int(tiles["cells"].sum())

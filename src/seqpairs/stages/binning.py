@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 
+import pandas as pd
+
 from ..formats.fasta import read_unique_fasta
 from ..formats.tables import write_tsv
 from ..pairs.tiling import BIN_WIDTH, TILE_COLUMNS, TILE_PAIRS, make_bins, make_tiles
@@ -16,8 +18,8 @@ def run(args) -> None:
     seqs = read_unique_fasta(args.input, ALPHABETS[args.alphabet])
     bins = make_bins(seqs.lengths, args.bin_width)
     tiles = make_tiles(seqs.lengths, bins, args.tile_pairs)
-    write_tsv(args.bins, bins)
-    write_tsv(args.tiles, tiles)
+    write_tsv(args.bins, pd.DataFrame(bins))
+    write_tsv(args.tiles, pd.DataFrame(tiles))
     log.info("%d sequences of %d to %d bp in %d bins of %d bp; %d pairs in %d tiles, "
              "%.4g cells", seqs.n, seqs.lengths.min(), seqs.lengths.max(), len(bins),
              args.bin_width, int(tiles["pairs"].sum()), len(tiles), float(tiles["cells"].sum()))

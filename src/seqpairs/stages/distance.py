@@ -43,7 +43,6 @@ from ..formats.edge_writer import merge_edge_lists, one_file, write_edges_togeth
 from ..formats.fasta import read_unique_fasta
 from ..formats.interop import mothur_lines, write_mothur_column, write_phylip
 from ..formats.runs import FileRun, Spill, even_splits, fewer_runs, pair_chunks
-from ..formats.tables import read_tsv
 from ..pairs import tiling
 from ..pairs.distance import compute
 from ..pairs.identity import IDDEFS
@@ -76,6 +75,8 @@ def load_tiles(args, seqs):
     if bool(args.bins) != bool(args.tiles):
         raise UserError("--bins and --tiles go together")
     if args.tiles:
+        from ..formats.tables import read_tsv  # pandas: only for a tiling read from files
+
         bins = tiling.check_bins(seqs.lengths, read_tsv(args.bins, tiling.BIN_COLUMNS),
                                  args.bins, args.input)
         tiles = tiling.check_tiles(seqs.lengths, bins, read_tsv(args.tiles, tiling.TILE_COLUMNS),
