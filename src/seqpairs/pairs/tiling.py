@@ -108,9 +108,11 @@ def tile_pairs(tile, members, xp=np):
     `members` holds each bin's member indices as arrays of `xp` (NumPy, or CuPy to build
     the pairs on the GPU).
     """
-    xs = members[tile["bin_a"]][tile["a_start"]:tile["a_end"]]
-    ys = members[tile["bin_b"]][tile["b_start"]:tile["b_end"]]
-    if tile["bin_a"] == tile["bin_b"] and tile["a_start"] == tile["b_start"]:
+    # plain Python ints for the slices, as the rows of a DataFrame gave them
+    bin_a, bin_b, a_start, a_end, b_start, b_end = (int(tile[c]) for c in TILE_COLUMNS[1:7])
+    xs = members[bin_a][a_start:a_end]
+    ys = members[bin_b][b_start:b_end]
+    if bin_a == bin_b and a_start == b_start:
         u, v = xp.triu_indices(len(xs), k=1)
         x, y = xs[u], xs[v]
     else:
