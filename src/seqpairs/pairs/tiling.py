@@ -22,6 +22,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib import recfunctions
 
 from ..errors import UserError
 
@@ -34,18 +35,12 @@ BIN_COLUMNS = ["bin", "min", "max", "count"]
 TILE_COLUMNS = ["tile", "bin_a", "bin_b", "a_start", "a_end", "b_start", "b_end", "pairs", "cells"]
 
 
-def columns_table(columns, arrays) -> np.ndarray:
-    """A structured array of int64 columns by name from one array a column."""
-    out = np.empty(len(arrays[0]) if len(arrays) else 0, dtype=[(c, np.int64) for c in columns])
-    for column, values in zip(columns, arrays):
-        out[column] = values
-    return out
-
-
 def rows_table(rows, columns) -> np.ndarray:
-    """A structured array of int64 columns by name from rows of integers."""
+    """Rows of integers (a list of rows or a 2-D array) as a structured array of int64
+    columns by name."""
     values = np.array(rows, np.int64).reshape(-1, len(columns))
-    return columns_table(columns, values.T)
+    return recfunctions.unstructured_to_structured(
+        values, dtype=np.dtype([(column, np.int64) for column in columns]))
 
 
 def make_bins(lengths: np.ndarray, bin_width: int) -> np.ndarray:
@@ -138,7 +133,7 @@ def integers(table: pd.DataFrame, columns, path) -> np.ndarray:
             raise UserError(f"{path}:{bad[0] + 2}: {column} {table[column].iloc[bad[0]]!r} "
                             "is not an integer")
         out.append(values.to_numpy(np.int64))
-    return columns_table(columns, out)
+    return rows_table(np.column_stack(out), columns)
 
 
 def check_bins(lengths: np.ndarray, bins: pd.DataFrame, path, source) -> np.ndarray:
@@ -270,5 +265,5 @@ def tiling_digest(bins: np.ndarray, tiles: np.ndarray) -> str:
     a shard were cut from."""
     digest = hashlib.sha256()
     for table, columns in ((bins, ["min", "max", "count"]), (tiles, TILE_COLUMNS[1:7])):
-        digest.update(np.column_stack([table[c] for c in columns]).astype(np.int64).tobytes())
+        digest.update(recfunctions.structured_to_unstructured(table[columns]).tobytes())
     return digest.hexdigest()
